@@ -1,0 +1,1 @@
+//! CustomResourceDefinition documents. (in progress)

@@ -1,0 +1,50 @@
+//! # kapi-core
+//!
+//! The runtime shared by everything kapi generates and serves:
+//!
+//! - [`resource`]: [`Resource`] (implemented by `#[derive(Resource)]`) and
+//!   [`ResourceInfo`], the static description the server routes and discovers by;
+//! - [`schema`]: the structural schema engine (parsing with structural checks,
+//!   defaulting, pruning, validation and CEL rules) with Kubernetes' messages;
+//! - [`crd`]: `CustomResourceDefinition` documents turned into resource versions;
+//! - [`strategy`]: create/update preparation and validation, and the [`Hooks`] that
+//!   hand-written code adds to a generated resource;
+//! - [`field`]: field paths and field errors.
+//!
+//! ```
+//! use kapi_core::schema::Schema;
+//! use serde_json::json;
+//!
+//! let schema = Schema::parse(&json!({
+//!     "type": "object",
+//!     "properties": {"replicas": {"type": "integer", "minimum": 0, "default": 1}}
+//! })).unwrap();
+//! let mut obj = json!({});
+//! schema.apply_defaults(&mut obj);
+//! assert_eq!(obj, json!({"replicas": 1}));
+//! let errs = schema.validate(&json!({"replicas": -1}), &kapi_core::field::FieldPath::new("spec"));
+//! assert_eq!(
+//!     errs[0].to_string(),
+//!     "spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0"
+//! );
+//! ```
+
+pub mod crd;
+pub mod field;
+pub mod resource;
+pub mod schema;
+pub mod strategy;
+
+pub use field::{ErrorList, FieldError, FieldPath};
+pub use resource::{PrinterColumn, Resource, ResourceInfo, ScaleInfo, Scope, Subresources};
+pub use strategy::{Hooks, NoHooks, ObjectStrategy, Registrar, SchemaStrategy, TypedStrategy};
+
+/// Re-exports used by generated code and `kapi-macros`, so that a crate using kapi needs
+/// no direct dependency on them. Not a stable API.
+#[doc(hidden)]
+pub mod __private {
+    pub use k8s_openapi;
+    pub use schemars;
+    pub use serde;
+    pub use serde_json;
+}

@@ -1,0 +1,5 @@
+//! CEL rules (`x-kubernetes-validations`). STUB: to be implemented.
+
+/// A compiled CEL rule.
+#[derive(Clone, Debug, Default)]
+pub struct CompiledRule;

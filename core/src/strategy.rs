@@ -1,0 +1,312 @@
+//! Strategies: what happens to an object on create and update, before it is stored.
+//!
+//! The server is generic: it only sees [`ObjectStrategy`] trait objects working on JSON
+//! values. A compiled resource gets a [`TypedStrategy`], which runs the shared schema
+//! engine and then the resource's typed [`Hooks`]; a run-time CRD gets a
+//! [`SchemaStrategy`], which runs the same engine alone. The create/update rules implied
+//! by the subresources (status ignored on main-resource writes, everything but status
+//! ignored on status writes, generation bumped on spec change) live here, once.
+
+use std::marker::PhantomData;
+
+use serde_json::Value;
+
+use crate::field::{ErrorList, FieldError, FieldPath};
+use crate::resource::{Resource, ResourceInfo};
+use crate::schema::Schema;
+
+/// Hand-written behaviour for a resource, added without editing generated code.
+///
+/// Every method has a default that does nothing, so an implementation overrides only
+/// what it needs. Hooks run after the schema's own defaulting, pruning and validation.
+pub trait Hooks<R>: Default + Send + Sync + 'static {
+    /// Extra defaulting, after the schema's defaults.
+    fn default(&self, _obj: &mut R) {}
+
+    /// Called on create, after the generic preparation (status cleared, generation 1).
+    fn prepare_for_create(&self, _obj: &mut R) {}
+
+    /// Called on update, after the generic preparation.
+    fn prepare_for_update(&self, _new: &mut R, _old: &R) {}
+
+    /// Extra validation of a new object.
+    fn validate(&self, _obj: &R) -> ErrorList {
+        ErrorList::new()
+    }
+
+    /// Extra validation of an update.
+    fn validate_update(&self, _new: &R, _old: &R) -> ErrorList {
+        ErrorList::new()
+    }
+
+    /// Dotted field paths (`spec.selector`) that may not change after create.
+    fn immutable_fields(&self) -> &[&'static str] {
+        &[]
+    }
+}
+
+/// The hooks of a resource that has none.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoHooks;
+
+impl<R> Hooks<R> for NoHooks {}
+
+/// The object-safe strategy the generic server works with.
+pub trait ObjectStrategy: Send + Sync + 'static {
+    /// The resource this strategy is for.
+    fn info(&self) -> &ResourceInfo;
+
+    /// Its structural schema.
+    fn schema(&self) -> &Schema;
+
+    /// Prepares a new object: prune unknown fields, apply defaults, clear status when
+    /// the status subresource is on, set generation to 1, then run the hooks.
+    fn prepare_for_create(&self, obj: &mut Value);
+
+    /// Prepares an update of the main resource: prune, default, keep the old status when
+    /// the status subresource is on, bump generation when anything but metadata and
+    /// status changed, then run the hooks.
+    fn prepare_for_update(&self, new: &mut Value, old: &Value);
+
+    /// Prepares a write to `/status`: only status is taken from the new object.
+    fn prepare_for_status_update(&self, new: &mut Value, old: &Value);
+
+    /// Validates a new object.
+    fn validate(&self, obj: &Value) -> ErrorList;
+
+    /// Validates an update (including CEL transition rules and immutable fields).
+    fn validate_update(&self, new: &Value, old: &Value) -> ErrorList;
+}
+
+/// Where strategies are installed; implemented by the server's registry. The generated
+/// `register` function calls [`Registrar::register`] once per served resource version.
+pub trait Registrar {
+    /// Installs one resource version.
+    fn register(&mut self, strategy: std::sync::Arc<dyn ObjectStrategy>);
+}
+
+/// Generic create preparation shared by every strategy.
+fn generic_prepare_for_create(info: &ResourceInfo, schema: &Schema, obj: &mut Value) {
+    schema.prune(obj);
+    schema.apply_defaults(obj);
+    if info.subresources.status {
+        if let Some(map) = obj.as_object_mut() {
+            map.remove("status");
+        }
+    }
+    set_generation(obj, 1);
+}
+
+/// Generic update preparation shared by every strategy.
+fn generic_prepare_for_update(info: &ResourceInfo, schema: &Schema, new: &mut Value, old: &Value) {
+    schema.prune(new);
+    schema.apply_defaults(new);
+    if info.subresources.status {
+        copy_top_level(new, old, "status");
+    }
+    let old_gen = generation(old);
+    let changed = differs_outside(new, old, info.subresources.status);
+    set_generation(new, if changed { old_gen + 1 } else { old_gen.max(1) });
+}
+
+/// Generic status-update preparation: everything but status comes from the old object.
+fn generic_prepare_for_status_update(schema: &Schema, new: &mut Value, old: &Value) {
+    schema.prune(new);
+    schema.apply_defaults(new);
+    let status = new.get("status").cloned();
+    let new_meta = new.get("metadata").cloned();
+    let mut merged = old.clone();
+    if let Some(map) = merged.as_object_mut() {
+        match status {
+            Some(s) => {
+                map.insert("status".into(), s);
+            }
+            None => {
+                map.remove("status");
+            }
+        }
+        // Labels, annotations, finalizers and owner references may change on /status as
+        // in kube-apiserver; the resourceVersion precondition travels with the request.
+        if let (Some(new_meta), Some(meta)) = (new_meta, map.get_mut("metadata")) {
+            if let (Some(nm), Some(m)) = (new_meta.as_object(), meta.as_object_mut()) {
+                if let Some(rv) = nm.get("resourceVersion") {
+                    m.insert("resourceVersion".into(), rv.clone());
+                }
+            }
+        }
+    }
+    *new = merged;
+}
+
+fn generation(obj: &Value) -> i64 {
+    obj.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(0)
+}
+
+fn set_generation(obj: &mut Value, generation: i64) {
+    if let Some(map) = obj.as_object_mut() {
+        let meta = map.entry("metadata").or_insert_with(|| Value::Object(Default::default()));
+        if let Some(meta) = meta.as_object_mut() {
+            meta.insert("generation".into(), Value::from(generation));
+        }
+    }
+}
+
+fn copy_top_level(new: &mut Value, old: &Value, field: &str) {
+    if let Some(map) = new.as_object_mut() {
+        match old.get(field) {
+            Some(v) => {
+                map.insert(field.into(), v.clone());
+            }
+            None => {
+                map.remove(field);
+            }
+        }
+    }
+}
+
+/// True when the objects differ in anything but metadata (and status, when it is a
+/// subresource): Kubernetes' rule for bumping `metadata.generation` on custom resources.
+fn differs_outside(new: &Value, old: &Value, status_is_subresource: bool) -> bool {
+    let skip = |k: &str| k == "metadata" || (status_is_subresource && k == "status");
+    let empty = serde_json::Map::new();
+    let n = new.as_object().unwrap_or(&empty);
+    let o = old.as_object().unwrap_or(&empty);
+    n.iter().filter(|(k, _)| !skip(k)).any(|(k, v)| o.get(k) != Some(v))
+        || o.iter().filter(|(k, _)| !skip(k)).any(|(k, _)| !n.contains_key(k))
+}
+
+/// Errors for each dotted path whose value differs between `new` and `old`.
+pub fn check_immutable(paths: &[&str], new: &Value, old: &Value) -> ErrorList {
+    let mut errs = ErrorList::new();
+    for p in paths {
+        let pointer: String = p.split('.').map(|s| format!("/{s}")).collect();
+        if new.pointer(&pointer) != old.pointer(&pointer) {
+            let path = FieldPath::new(p);
+            let value = new.pointer(&pointer).cloned().unwrap_or(Value::Null);
+            errs.push(FieldError::invalid(&path, value, "field is immutable"));
+        }
+    }
+    errs
+}
+
+/// The strategy of a run-time resource: the schema engine and nothing else.
+#[derive(Debug)]
+pub struct SchemaStrategy {
+    info: ResourceInfo,
+    schema: Schema,
+}
+
+impl SchemaStrategy {
+    /// A strategy for `info` validated by `schema`.
+    pub fn new(info: ResourceInfo, schema: Schema) -> Self {
+        Self { info, schema }
+    }
+}
+
+impl ObjectStrategy for SchemaStrategy {
+    fn info(&self) -> &ResourceInfo {
+        &self.info
+    }
+    fn schema(&self) -> &Schema {
+        &self.schema
+    }
+    fn prepare_for_create(&self, obj: &mut Value) {
+        generic_prepare_for_create(&self.info, &self.schema, obj);
+    }
+    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+        generic_prepare_for_update(&self.info, &self.schema, new, old);
+    }
+    fn prepare_for_status_update(&self, new: &mut Value, old: &Value) {
+        generic_prepare_for_status_update(&self.schema, new, old);
+    }
+    fn validate(&self, obj: &Value) -> ErrorList {
+        self.schema.validate(obj, &FieldPath::root())
+    }
+    fn validate_update(&self, new: &Value, old: &Value) -> ErrorList {
+        self.schema.validate_update(new, old, &FieldPath::root())
+    }
+}
+
+/// The strategy of a compiled resource `R`: the schema engine, then `R::Hooks`.
+pub struct TypedStrategy<R: Resource> {
+    hooks: R::Hooks,
+    _marker: PhantomData<fn() -> R>,
+}
+
+impl<R: Resource> Default for TypedStrategy<R> {
+    fn default() -> Self {
+        Self { hooks: R::Hooks::default(), _marker: PhantomData }
+    }
+}
+
+impl<R: Resource> TypedStrategy<R> {
+    /// A strategy for `R` with its default hooks.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Runs `f` on the typed form of `obj` and writes the result back. An object that
+    /// does not deserialize is left alone: validation reports why.
+    fn with_typed(obj: &mut Value, f: impl FnOnce(&mut R)) {
+        if let Ok(mut typed) = serde_json::from_value::<R>(obj.clone()) {
+            f(&mut typed);
+            if let Ok(v) = serde_json::to_value(&typed) {
+                *obj = v;
+            }
+        }
+    }
+
+    fn typed(obj: &Value) -> Result<R, FieldError> {
+        serde_json::from_value::<R>(obj.clone())
+            .map_err(|e| FieldError::invalid_omit_value(&FieldPath::root(), e.to_string()))
+    }
+}
+
+impl<R: Resource> ObjectStrategy for TypedStrategy<R> {
+    fn info(&self) -> &ResourceInfo {
+        R::info()
+    }
+    fn schema(&self) -> &Schema {
+        R::schema()
+    }
+    fn prepare_for_create(&self, obj: &mut Value) {
+        generic_prepare_for_create(R::info(), R::schema(), obj);
+        Self::with_typed(obj, |o| {
+            self.hooks.default(o);
+            self.hooks.prepare_for_create(o);
+        });
+    }
+    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+        generic_prepare_for_update(R::info(), R::schema(), new, old);
+        if let Ok(old_typed) = serde_json::from_value::<R>(old.clone()) {
+            Self::with_typed(new, |o| {
+                self.hooks.default(o);
+                self.hooks.prepare_for_update(o, &old_typed);
+            });
+        }
+    }
+    fn prepare_for_status_update(&self, new: &mut Value, old: &Value) {
+        generic_prepare_for_status_update(R::schema(), new, old);
+    }
+    fn validate(&self, obj: &Value) -> ErrorList {
+        let mut errs = R::schema().validate(obj, &FieldPath::root());
+        if errs.is_empty() {
+            match Self::typed(obj) {
+                Ok(t) => errs.extend(self.hooks.validate(&t)),
+                Err(e) => errs.push(e),
+            }
+        }
+        errs
+    }
+    fn validate_update(&self, new: &Value, old: &Value) -> ErrorList {
+        let mut errs = R::schema().validate_update(new, old, &FieldPath::root());
+        errs.extend(check_immutable(self.hooks.immutable_fields(), new, old));
+        if errs.is_empty() {
+            match (Self::typed(new), Self::typed(old)) {
+                (Ok(n), Ok(o)) => errs.extend(self.hooks.validate_update(&n, &o)),
+                (Err(e), _) | (_, Err(e)) => errs.push(e),
+            }
+        }
+        errs
+    }
+}
