@@ -21,7 +21,7 @@ use crate::schema::Schema;
 /// what it needs. Hooks run after the schema's own defaulting, pruning and validation.
 pub trait Hooks<R>: Default + Send + Sync + 'static {
     /// Extra defaulting, after the schema's defaults.
-    fn default(&self, _obj: &mut R) {}
+    fn apply_defaults(&self, _obj: &mut R) {}
 
     /// Called on create, after the generic preparation (status cleared, generation 1).
     fn prepare_for_create(&self, _obj: &mut R) {}
@@ -272,7 +272,7 @@ impl<R: Resource> ObjectStrategy for TypedStrategy<R> {
     fn prepare_for_create(&self, obj: &mut Value) {
         generic_prepare_for_create(R::info(), R::schema(), obj);
         Self::with_typed(obj, |o| {
-            self.hooks.default(o);
+            self.hooks.apply_defaults(o);
             self.hooks.prepare_for_create(o);
         });
     }
@@ -280,7 +280,7 @@ impl<R: Resource> ObjectStrategy for TypedStrategy<R> {
         generic_prepare_for_update(R::info(), R::schema(), new, old);
         if let Ok(old_typed) = serde_json::from_value::<R>(old.clone()) {
             Self::with_typed(new, |o| {
-                self.hooks.default(o);
+                self.hooks.apply_defaults(o);
                 self.hooks.prepare_for_update(o, &old_typed);
             });
         }
