@@ -9,6 +9,7 @@
 
 pub mod cel;
 mod engine_stub;
+mod from_schemars;
 mod model;
 
 pub use model::*;
