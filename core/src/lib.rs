@@ -36,7 +36,7 @@ pub mod schema;
 pub mod strategy;
 
 pub use field::{ErrorList, FieldError, FieldPath};
-pub use resource::{PrinterColumn, Resource, ResourceInfo, ScaleInfo, Scope, Subresources};
+pub use resource::{PrinterColumn, Resource, ResourceInfo, ScaleInfo, Scope, Subresources, embedded_schema};
 pub use strategy::{Hooks, NoHooks, ObjectStrategy, Registrar, SchemaStrategy, TypedStrategy};
 
 /// Re-exports used by generated code and `kapi-macros`, so that a crate using kapi needs

@@ -140,3 +140,19 @@ pub trait Resource: Serialize + DeserializeOwned + Clone + Send + Sync + 'static
     /// The object's metadata, mutably.
     fn metadata_mut(&mut self) -> &mut ObjectMeta;
 }
+
+/// Parses a schema embedded by the code generator. The generator checked it at build
+/// time, so a failure here means the generated code was edited by hand.
+pub fn embedded_schema(json: &str) -> Schema {
+    let value: serde_json::Value = match serde_json::from_str(json) {
+        Ok(v) => v,
+        Err(e) => panic!("kapi: embedded schema is not JSON ({e}); regenerate the code"),
+    };
+    match Schema::parse(&value) {
+        Ok(s) => s,
+        Err(errs) => panic!(
+            "kapi: embedded schema is invalid; regenerate the code: {}",
+            errs.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+        ),
+    }
+}

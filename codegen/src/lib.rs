@@ -1,0 +1,315 @@
+//! # kapi-codegen
+//!
+//! Turns resource definitions written as Kubernetes `CustomResourceDefinition` YAML into
+//! typed Rust: one struct per resource version (with `#[derive(kapi_core::Resource)]`),
+//! nested structs and string enums for everything in its schema, the schema itself
+//! embedded for defaulting, pruning and validation, and one `register` function that
+//! installs every served resource into a kapi server.
+//!
+//! ## In `build.rs`
+//!
+//! ```no_run
+//! // build.rs
+//! fn main() {
+//!     kapi_codegen::Builder::new()
+//!         .schemas_dir("schemas")
+//!         .hooks("widgets.example.kapi.dev", "crate::hooks::WidgetHooks")
+//!         .generate()
+//!         .unwrap_or_else(|e| panic!("{e}"));
+//! }
+//! ```
+//!
+//! ```ignore
+//! // src/lib.rs
+//! include!(concat!(env!("OUT_DIR"), "/kapi_generated.rs"));
+//! ```
+//!
+//! The crate needs `kapi-core` as a dependency; generated code reaches serde, schemars
+//! and k8s-openapi through it. `generate` prints `cargo:rerun-if-changed` for every
+//! schema file and folder.
+//!
+//! ## As a command
+//!
+//! `kapi-codegen generate --schemas DIR --out DIR` writes a formatted module tree;
+//! `kapi-codegen check --schemas DIR` only validates. Problems are reported as
+//! `file:line:column: yaml.path: message`.
+
+mod diagnostic;
+mod emit;
+mod load;
+mod model;
+mod output;
+mod validate;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+pub use diagnostic::Diagnostic;
+pub use validate::HOOKS_ANNOTATION;
+
+use kapi_core::crd::CustomResourceDefinition;
+use kapi_core::field::FieldPath;
+
+use crate::load::Document;
+use crate::model::{ResourceDef, VersionDef, build_type_space, module_name};
+use crate::output::Output;
+
+/// Why generation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A schema file or folder could not be read, or output could not be written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// One or more schema files are wrong.
+    #[error("{}", render_diagnostics(.0))]
+    Invalid(Vec<Diagnostic>),
+    /// A bug in kapi-codegen: the generated code does not parse.
+    #[error("internal error: {0}")]
+    Internal(String),
+    /// `generate` was called outside a build script with no output folder set.
+    #[error("no output folder: set Builder::out_dir or run from a build script (OUT_DIR)")]
+    NoOutDir,
+}
+
+fn render_diagnostics(diags: &[Diagnostic]) -> String {
+    let mut s = diags.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n");
+    let n = diags.len();
+    s.push_str(&format!("\n{n} error{} in schema files", if n == 1 { "" } else { "s" }));
+    s
+}
+
+/// Configures and runs code generation.
+#[derive(Clone, Debug, Default)]
+pub struct Builder {
+    inputs: Vec<PathBuf>,
+    out_dir: Option<PathBuf>,
+    hooks: BTreeMap<String, String>,
+    file_name: Option<String>,
+}
+
+/// The result of loading and checking schemas.
+#[derive(Debug)]
+pub struct Checked {
+    resources: Vec<ResourceDef>,
+    files: Vec<PathBuf>,
+}
+
+impl Checked {
+    /// How many resource definitions were read.
+    pub fn resource_count(&self) -> usize {
+        self.resources.len()
+    }
+
+    /// Every schema file read.
+    pub fn files(&self) -> &[PathBuf] {
+        &self.files
+    }
+}
+
+impl Builder {
+    /// A builder with no inputs.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds every `*.yaml`/`*.yml` file in `dir` and its subfolders.
+    pub fn schemas_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.inputs.push(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Adds one schema file.
+    pub fn schema_file(mut self, file: impl AsRef<Path>) -> Self {
+        self.inputs.push(file.as_ref().to_path_buf());
+        self
+    }
+
+    /// Attaches a hooks type to a resource, named as its CRD is
+    /// (`widgets.example.kapi.dev`). `hooks` is a Rust path to a type implementing
+    /// `kapi_core::Hooks` for every served version. The `kapi.dev/hooks` annotation in
+    /// the schema file does the same.
+    pub fn hooks(mut self, resource: &str, hooks: &str) -> Self {
+        self.hooks.insert(resource.to_string(), hooks.to_string());
+        self
+    }
+
+    /// Where [`Builder::generate`] writes (default: `$OUT_DIR`).
+    pub fn out_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.out_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// The file [`Builder::generate`] writes (default `kapi_generated.rs`).
+    pub fn file_name(mut self, name: &str) -> Self {
+        self.file_name = Some(name.to_string());
+        self
+    }
+
+    fn collect_files(&self) -> Result<Vec<PathBuf>, Error> {
+        let mut files = BTreeSet::new();
+        for input in &self.inputs {
+            let meta = std::fs::metadata(input).map_err(|source| Error::Io { path: input.clone(), source })?;
+            if meta.is_dir() {
+                collect_dir(input, &mut files)?;
+            } else {
+                files.insert(input.clone());
+            }
+        }
+        Ok(files.into_iter().collect())
+    }
+
+    /// Loads and checks every schema, writing nothing.
+    pub fn check(&self) -> Result<Checked, Error> {
+        let files = self.collect_files()?;
+        let mut diags = Vec::new();
+        let mut resources = Vec::new();
+        for file in &files {
+            let source =
+                std::fs::read_to_string(file).map_err(|source| Error::Io { path: file.clone(), source })?;
+            match load::parse_documents(file, &source) {
+                Ok(docs) => {
+                    for doc in docs {
+                        match self.resource(doc) {
+                            Ok(r) => resources.push(r),
+                            Err(d) => diags.extend(d),
+                        }
+                    }
+                }
+                Err(d) => diags.extend(d),
+            }
+        }
+        diags.extend(validate::validate(&resources));
+        if diags.is_empty() {
+            build_types(&mut resources);
+            Ok(Checked { resources, files })
+        } else {
+            Err(Error::Invalid(diags))
+        }
+    }
+
+    fn resource(&self, doc: Document) -> Result<ResourceDef, Vec<Diagnostic>> {
+        let crd = CustomResourceDefinition::parse(&doc.value)
+            .map_err(|errs| errs.iter().map(|e| doc.diagnostic(&e.path, e.body())).collect::<Vec<_>>())?;
+        let hooks = self.hooks.get(&crd.name).cloned().or_else(|| {
+            crd.annotations.get(HOOKS_ANNOTATION).and_then(|v| v.as_str()).map(str::to_string)
+        });
+        let _ = FieldPath::root();
+        Ok(ResourceDef { doc, crd, hooks, versions: Vec::new() })
+    }
+
+    /// Generates everything as one formatted Rust file.
+    pub fn generate_string(&self) -> Result<String, Error> {
+        render(&self.check()?).single_file()
+    }
+
+    /// Generates a module tree (`mod.rs`, `{group}/{version}.rs`) into `dir`, returning
+    /// the files written. Files are only rewritten when their content changes.
+    pub fn generate_module_tree(&self, dir: impl AsRef<Path>) -> Result<Vec<PathBuf>, Error> {
+        let files = render(&self.check()?).module_tree()?;
+        let mut written = Vec::new();
+        for (rel, content) in files {
+            let path = dir.as_ref().join(rel);
+            write_if_changed(&path, &content)?;
+            written.push(path);
+        }
+        Ok(written)
+    }
+
+    /// Generates one file into the output folder (`$OUT_DIR` by default) for
+    /// `include!`, and tells cargo to rerun when any schema changes.
+    pub fn generate(&self) -> Result<PathBuf, Error> {
+        let out = match &self.out_dir {
+            Some(d) => d.clone(),
+            None => std::env::var_os("OUT_DIR").map(PathBuf::from).ok_or(Error::NoOutDir)?,
+        };
+        for input in &self.inputs {
+            println!("cargo:rerun-if-changed={}", input.display());
+        }
+        let checked = self.check();
+        if let Ok(c) = &checked {
+            for f in c.files() {
+                println!("cargo:rerun-if-changed={}", f.display());
+            }
+        }
+        let content = render(&checked?).single_file()?;
+        let path = out.join(self.file_name.as_deref().unwrap_or("kapi_generated.rs"));
+        write_if_changed(&path, &content)?;
+        Ok(path)
+    }
+}
+
+fn collect_dir(dir: &Path, files: &mut BTreeSet<PathBuf>) -> Result<(), Error> {
+    let entries = std::fs::read_dir(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
+    for entry in entries {
+        let entry = entry.map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
+        let path = entry.path();
+        if path.is_dir() {
+            collect_dir(&path, files)?;
+        } else if matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) {
+            files.insert(path);
+        }
+    }
+    Ok(())
+}
+
+fn write_if_changed(path: &Path, content: &str) -> Result<(), Error> {
+    if std::fs::read_to_string(path).ok().as_deref() == Some(content) {
+        return Ok(());
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|source| Error::Io { path: parent.to_path_buf(), source })?;
+    }
+    std::fs::write(path, content).map_err(|source| Error::Io { path: path.to_path_buf(), source })
+}
+
+/// The Rust module a version lives in: `v1beta1`; `-` becomes `_`.
+fn version_module(version: &str) -> String {
+    version.replace('-', "_")
+}
+
+/// Builds the type space of every version, one shared namespace per module.
+fn build_types(resources: &mut [ResourceDef]) {
+    let mut taken: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+    for res in resources.iter() {
+        for v in &res.crd.versions {
+            taken
+                .entry((module_name(&res.crd.group), version_module(&v.name)))
+                .or_default()
+                .insert(res.crd.names.kind.clone());
+        }
+    }
+    for res in resources.iter_mut() {
+        let group = module_name(&res.crd.group);
+        let mut versions = Vec::new();
+        for (index, v) in res.crd.versions.iter().enumerate() {
+            let module = version_module(&v.name);
+            let space = taken.entry((group.clone(), module.clone())).or_default();
+            let types = build_type_space(&res.crd.names.kind, &v.schema, space);
+            versions.push(VersionDef { index, module, types });
+        }
+        res.versions = versions;
+    }
+}
+
+fn render(checked: &Checked) -> Output {
+    let mut out = Output::default();
+    let mut served = Vec::new();
+    for res in &checked.resources {
+        let group = module_name(&res.crd.group);
+        for vdef in &res.versions {
+            let items = emit::resource_items(res, vdef);
+            out.modules.entry(group.clone()).or_default().entry(vdef.module.clone()).or_default().extend(items);
+            if res.crd.versions[vdef.index].served {
+                served.push((group.clone(), vdef.module.clone(), res.crd.names.kind.clone()));
+            }
+        }
+    }
+    out.root = emit::register_fn(&served);
+    out
+}

@@ -1,0 +1,48 @@
+//! Checks across resources and Rust-specific rules, after each CRD parsed on its own.
+
+use std::collections::BTreeMap;
+
+use kapi_core::field::FieldPath;
+
+use crate::diagnostic::Diagnostic;
+use crate::model::ResourceDef;
+
+/// The annotation naming a resource's hooks type in its schema file.
+pub const HOOKS_ANNOTATION: &str = "kapi.dev/hooks";
+
+/// Problems no single CRD shows: two definitions of one resource, hooks paths that are
+/// not Rust paths.
+pub fn validate(resources: &[ResourceDef]) -> Vec<Diagnostic> {
+    let mut diags = Vec::new();
+    let mut by_name: BTreeMap<&str, &ResourceDef> = BTreeMap::new();
+    let mut by_kind: BTreeMap<(&str, &str), &ResourceDef> = BTreeMap::new();
+    let name_path = FieldPath::new("metadata.name");
+    for res in resources {
+        if let Some(first) = by_name.insert(&res.crd.name, res) {
+            diags.push(res.doc.diagnostic(
+                &name_path,
+                format!("resource {} is already defined in {}", res.crd.name, first.doc.file.display()),
+            ));
+        }
+        if let Some(first) = by_kind.insert((&res.crd.group, &res.crd.names.kind), res) {
+            if first.crd.name != res.crd.name {
+                diags.push(res.doc.diagnostic(
+                    &FieldPath::new("spec.names.kind"),
+                    format!(
+                        "kind {} of group {:?} is already defined in {}",
+                        res.crd.names.kind,
+                        res.crd.group,
+                        first.doc.file.display()
+                    ),
+                ));
+            }
+        }
+        if let Some(hooks) = &res.hooks {
+            if syn::parse_str::<syn::Path>(hooks).is_err() {
+                let path = FieldPath::new("metadata.annotations").key(HOOKS_ANNOTATION);
+                diags.push(res.doc.diagnostic(&path, format!("hooks must be a Rust type path, got {hooks:?}")));
+            }
+        }
+    }
+    diags
+}
