@@ -134,7 +134,7 @@ impl CustomResourceDefinition {
             errs.push(FieldError::invalid(
                 &meta_path.child("name"),
                 name.as_str(),
-                format!("must be spec.names.plural+\".\"+spec.group"),
+                "must be spec.names.plural+\".\"+spec.group",
             ));
         }
         let scope_path = spec_path.child("scope");

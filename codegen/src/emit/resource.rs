@@ -21,7 +21,7 @@ pub fn resource_items(res: &ResourceDef, vdef: &VersionDef) -> TokenStream {
     let snake = field_ident_name(&crd.names.kind).to_uppercase();
     let json_const = format_ident!("{}_SCHEMA_JSON", snake);
     let schema_fn = format_ident!("{}_schema", snake.to_lowercase());
-    let json = serde_json::to_string(&version.schema_json).unwrap_or_default();
+    let json = raw_string(&serde_json::to_string(&version.schema_json).unwrap_or_default());
     let attrs = resource_attr(crd, version, &schema_fn, res.hooks.as_deref());
     let doc = doc_attrs(root.doc.as_deref().or(Some(&format!("A {} ({}).", crd.names.kind, crd.name))));
     let name = ident(&root.name);
@@ -145,4 +145,13 @@ fn resource_attr(
         }
     }
     quote!(#[resource(#(#parts),*)])
+}
+
+/// `r#"..."#` with enough hashes, so embedded JSON stays readable in generated files.
+fn raw_string(s: &str) -> TokenStream {
+    let mut hashes = String::from("#");
+    while s.contains(&format!("\"{hashes}")) {
+        hashes.push('#');
+    }
+    format!("r{hashes}\"{s}\"{hashes}").parse().unwrap_or_else(|_| quote!(#s))
 }

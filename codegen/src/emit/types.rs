@@ -61,24 +61,25 @@ pub(crate) fn fields(def: &crate::model::StructDef) -> TokenStream {
         let name = ident(&f.ident);
         let json = &f.json_name;
         let ty = type_tokens(&f.ty);
-        if f.optional {
-            quote! {
-                #doc
-                #[serde(rename = #json, default, skip_serializing_if = "::std::option::Option::is_none")]
-                pub #name: ::std::option::Option<#ty>,
-            }
-        } else if f.ty == TypeRef::ObjectMeta || matches!(f.json_name.as_str(), "apiVersion" | "kind") {
-            quote! {
-                #doc
-                #[serde(rename = #json, default)]
-                pub #name: #ty,
-            }
+        // serde already treats a missing Option as None; only say what differs.
+        let mut serde = Vec::new();
+        if f.ident != f.json_name {
+            serde.push(quote!(rename = #json));
+        }
+        let ty = if f.optional {
+            serde.push(quote!(skip_serializing_if = "::std::option::Option::is_none"));
+            quote!(::std::option::Option<#ty>)
         } else {
-            quote! {
-                #doc
-                #[serde(rename = #json)]
-                pub #name: #ty,
+            if f.ty == TypeRef::ObjectMeta || matches!(f.json_name.as_str(), "apiVersion" | "kind") {
+                serde.push(quote!(default));
             }
+            ty
+        };
+        let serde = if serde.is_empty() { quote!() } else { quote!(#[serde(#(#serde),*)]) };
+        quote! {
+            #doc
+            #serde
+            pub #name: #ty,
         }
     });
     let extra = if def.flatten_extra {
