@@ -1,5 +1,584 @@
-//! CEL rules (`x-kubernetes-validations`). STUB: to be implemented.
+//! CEL rules (`x-kubernetes-validations`), on top of the `cel` crate.
+//!
+//! Rules are compiled once when a schema is parsed ([`CompiledRule::compile`]) and run
+//! with `self` (and `oldSelf` for transition rules) bound to the JSON value of the node
+//! the rule sits on. The environment is CEL's standard library and its strings and lists
+//! extensions, plus the Kubernetes library functions that CRDs commonly use
+//! (`isSorted`, `sum`, `min`, `max`, list `indexOf`/`lastIndexOf`, `find`, `findAll`,
+//! `isURL`).
 
-/// A compiled CEL rule.
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock};
+
+use cel::common::types::{CelOptional, DYN_TYPE, LIST_TYPE, STRING_TYPE};
+use cel::common::value::{CowVal, Val};
+use cel::objects::Key;
+use cel::{Context, Env, ExecutionError, Program, Value};
+use serde_json::Value as Json;
+
+/// The environment every rule is compiled and run in, built once.
+static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| Arc::new(build_env()));
+
+/// Function names (besides operators) a rule may call; anything else is rejected when
+/// the rule is compiled, as Kubernetes' type checker does, instead of failing per object.
+const KNOWN_FUNCTIONS: &[&str] = &[
+    // standard library and macros
+    "size",
+    "has",
+    "all",
+    "exists",
+    "exists_one",
+    "map",
+    "filter",
+    "contains",
+    "startsWith",
+    "endsWith",
+    "matches",
+    "int",
+    "uint",
+    "double",
+    "string",
+    "bytes",
+    "bool",
+    "type",
+    "dyn",
+    "duration",
+    "timestamp",
+    "getFullYear",
+    "getMonth",
+    "getDayOfYear",
+    "getDayOfMonth",
+    "getDate",
+    "getDayOfWeek",
+    "getHours",
+    "getMinutes",
+    "getSeconds",
+    "getMilliseconds",
+    "optional.of",
+    "optional.none",
+    "optional.ofNonZeroValue",
+    "hasValue",
+    "value",
+    "orValue",
+    "or",
+    "null_type",
+    // strings extension
+    "charAt",
+    "indexOf",
+    "lastIndexOf",
+    "join",
+    "lowerAscii",
+    "upperAscii",
+    "trim",
+    "replace",
+    "split",
+    "substring",
+    "format",
+    "strings.quote",
+    "reverse",
+    // lists extension
+    "distinct",
+    "flatten",
+    "lists.range",
+    "slice",
+    "sort",
+    "sortBy",
+    // Kubernetes library
+    "isSorted",
+    "sum",
+    "min",
+    "max",
+    "find",
+    "findAll",
+    "isURL",
+];
+
+/// A compiled `x-kubernetes-validations` rule (and its `messageExpression`, if any).
 #[derive(Clone, Debug, Default)]
-pub struct CompiledRule;
+pub struct CompiledRule {
+    inner: Option<Arc<Programs>>,
+}
+
+#[derive(Debug)]
+struct Programs {
+    rule: Program,
+    message: Option<Program>,
+    uses_old_self: bool,
+}
+
+/// Why a rule failed to evaluate, already worded for the field error.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EvalError {
+    /// Kubernetes reports an overload mismatch at run time with its own wording.
+    NoSuchOverload(String),
+    /// Any other evaluation error (`no such key: x`, division by zero, ...).
+    Other(String),
+}
+
+impl CompiledRule {
+    /// Compiles `rule` and, when given, `message_expression`.
+    ///
+    /// The error names the offending field (`rule` or `messageExpression`) and the
+    /// compiler's message.
+    pub fn compile(
+        rule: &str,
+        message_expression: Option<&str>,
+    ) -> Result<Self, (&'static str, String)> {
+        let program = compile_one(rule).map_err(|e| ("rule", e))?;
+        let uses_old_self = program.references().has_variable("oldSelf");
+        let message = match message_expression {
+            Some(src) => Some(compile_one(src).map_err(|e| ("messageExpression", e))?),
+            None => None,
+        };
+        Ok(Self {
+            inner: Some(Arc::new(Programs {
+                rule: program,
+                message,
+                uses_old_self,
+            })),
+        })
+    }
+
+    /// True when the rule refers to `oldSelf` (a transition rule).
+    pub fn uses_old_self(&self) -> bool {
+        self.inner.as_ref().is_some_and(|p| p.uses_old_self)
+    }
+
+    /// True when a `messageExpression` was compiled.
+    pub fn has_message_expression(&self) -> bool {
+        self.inner.as_ref().is_some_and(|p| p.message.is_some())
+    }
+
+    /// Evaluates the rule. `old_self` is `None` when there is no correlated old value;
+    /// `optional_old_self` binds `oldSelf` as a CEL optional as Kubernetes does.
+    /// An empty (default) rule always passes.
+    pub fn eval(
+        &self,
+        this: &Json,
+        old_self: Option<&Json>,
+        optional_old_self: bool,
+    ) -> Result<bool, EvalError> {
+        let Some(p) = &self.inner else {
+            return Ok(true);
+        };
+        let ctx = context(this, old_self, optional_old_self);
+        match p.rule.execute(&ctx) {
+            Ok(Value::Bool(b)) => Ok(b),
+            Ok(other) => Err(EvalError::Other(format!(
+                "rule did not evaluate to a bool but to {}",
+                other.type_of()
+            ))),
+            Err(e) => Err(convert_error(e)),
+        }
+    }
+
+    /// Evaluates the `messageExpression`: `None` when there is none, else the message or
+    /// Kubernetes' detail for why it could not be used.
+    pub fn eval_message(
+        &self,
+        this: &Json,
+        old_self: Option<&Json>,
+        optional_old_self: bool,
+    ) -> Option<Result<String, String>> {
+        let msg = self.inner.as_ref()?.message.as_ref()?;
+        let ctx = context(this, old_self, optional_old_self);
+        // Wording from apiextensions-apiserver pkg/apiserver/schema/cel/validation.go
+        // (evalMessageExpression).
+        Some(match msg.execute(&ctx) {
+            Err(e) => Err(format!(
+                "messageExpression evaluation failed due to: {}",
+                error_text(&e)
+            )),
+            Ok(Value::String(s)) => {
+                let t = s.trim();
+                if t.contains('\n') {
+                    Err("messageExpression should not contain line breaks".to_string())
+                } else if t.is_empty() {
+                    Err("messageExpression should evaluate to a non-empty string".to_string())
+                } else if t.len() > 5 * 1024 {
+                    Err(format!(
+                        "messageExpression beyond allowable length of {}",
+                        5 * 1024
+                    ))
+                } else {
+                    Ok(t.to_string())
+                }
+            }
+            Ok(_) => Err("messageExpression failed to convert to string".to_string()),
+        })
+    }
+}
+
+fn compile_one(src: &str) -> Result<Program, String> {
+    if src.trim().is_empty() {
+        return Err("rule must not be empty".to_string());
+    }
+    let program = ENV.compile(src).map_err(|e| e.to_string())?;
+    let refs = program.references();
+    let mut unknown: Vec<&str> = refs
+        .functions()
+        .into_iter()
+        .filter(|f| !is_operator(f) && !KNOWN_FUNCTIONS.contains(f))
+        .collect();
+    unknown.sort_unstable();
+    if let Some(f) = unknown.first() {
+        return Err(format!("undeclared reference to '{f}'"));
+    }
+    Ok(program)
+}
+
+fn is_operator(name: &str) -> bool {
+    name.starts_with('_') || name.starts_with('@') || name.starts_with('!') || name.starts_with('-')
+}
+
+fn context<'v>(
+    this: &Json,
+    old_self: Option<&Json>,
+    optional_old_self: bool,
+) -> Context<'static, 'v> {
+    let mut ctx = Context::with_env(Arc::clone(&ENV));
+    ctx.add_variable_from_value("self", json_to_cel(this));
+    if optional_old_self {
+        let opt = match old_self {
+            Some(old) => match Box::<dyn Val>::try_from(json_to_cel(old)) {
+                Ok(b) => CelOptional::of(b),
+                Err(_) => CelOptional::none(),
+            },
+            None => CelOptional::none(),
+        };
+        ctx.add_variable_as_val("oldSelf", Box::new(opt));
+    } else if let Some(old) = old_self {
+        ctx.add_variable_from_value("oldSelf", json_to_cel(old));
+    }
+    ctx
+}
+
+/// Converts JSON to a CEL value: integers as `int`, objects as maps keyed by string.
+pub fn json_to_cel(v: &Json) -> Value {
+    match v {
+        Json::Null => Value::Null,
+        Json::Bool(b) => Value::Bool(*b),
+        Json::Number(n) => match n.as_i64() {
+            Some(i) => Value::Int(i),
+            None => match n.as_u64() {
+                Some(u) => Value::UInt(u),
+                None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+            },
+        },
+        Json::String(s) => Value::String(Arc::new(s.clone())),
+        Json::Array(items) => Value::List(Arc::new(items.iter().map(json_to_cel).collect())),
+        Json::Object(map) => {
+            let m: HashMap<Key, Value> = map
+                .iter()
+                .map(|(k, v)| (Key::String(Arc::new(k.clone())), json_to_cel(v)))
+                .collect();
+            Value::Map(m.into())
+        }
+    }
+}
+
+fn error_text(e: &ExecutionError) -> String {
+    match e {
+        ExecutionError::NoSuchKey(k) => format!("no such key: {k}"),
+        other => {
+            let s = other.to_string();
+            let mut c = s.chars();
+            match c.next() {
+                Some(first) => first.to_lowercase().chain(c).collect(),
+                None => s,
+            }
+        }
+    }
+}
+
+fn convert_error(e: ExecutionError) -> EvalError {
+    match &e {
+        ExecutionError::NoSuchOverload(_) => {
+            EvalError::NoSuchOverload(format!("no such overload: {e}"))
+        }
+        _ => EvalError::Other(error_text(&e)),
+    }
+}
+
+fn build_env() -> Env {
+    let mut env = Env::stdlib();
+    // The standard extensions and ours are declared once, on a fresh environment; a
+    // failure here is a programming error caught by every test that compiles a rule.
+    let _ = env.add_extension(cel::extensions::strings);
+    let _ = env.add_extension(cel::extensions::lists);
+    let _ = env.add_member_overload("isSorted", "list_is_sorted", LIST_TYPE, vec![], is_sorted);
+    let _ = env.add_member_overload("sum", "list_sum", LIST_TYPE, vec![], sum);
+    let _ = env.add_member_overload("min", "list_min", LIST_TYPE, vec![], min);
+    let _ = env.add_member_overload("max", "list_max", LIST_TYPE, vec![], max);
+    let _ = env.add_member_overload(
+        "indexOf",
+        "list_index_of",
+        LIST_TYPE,
+        vec![DYN_TYPE],
+        list_index_of,
+    );
+    let _ = env.add_member_overload(
+        "lastIndexOf",
+        "list_last_index_of",
+        LIST_TYPE,
+        vec![DYN_TYPE],
+        list_last_index_of,
+    );
+    let _ = env.add_member_overload("find", "string_find", STRING_TYPE, vec![STRING_TYPE], find);
+    let _ = env.add_member_overload(
+        "findAll",
+        "string_find_all",
+        STRING_TYPE,
+        vec![STRING_TYPE],
+        find_all,
+    );
+    let _ = env.add_member_overload(
+        "findAll",
+        "string_find_all_n",
+        STRING_TYPE,
+        vec![STRING_TYPE, DYN_TYPE],
+        find_all_n,
+    );
+    let _ = env.add_overload("isURL", "is_url", vec![STRING_TYPE], is_url);
+    env
+}
+
+// ---- Kubernetes library functions, computed on owned `Value`s ----
+
+fn args_of(args: &[CowVal<'_, '_>]) -> Result<Vec<Value>, ExecutionError> {
+    args.iter().map(|a| Value::try_from(a.as_ref())).collect()
+}
+
+fn ret<'b, 'v>(v: Value) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let b: Box<dyn Val> = v.try_into()?;
+    Ok(CowVal::from(b))
+}
+
+fn list_arg(v: &Value, f: &str) -> Result<Arc<Vec<Value>>, ExecutionError> {
+    match v {
+        Value::List(l) => Ok(Arc::clone(l)),
+        _ => Err(ExecutionError::function_error(f, "expected a list")),
+    }
+}
+
+fn str_arg<'a>(v: &'a Value, f: &str) -> Result<&'a str, ExecutionError> {
+    match v {
+        Value::String(s) => Ok(s.as_str()),
+        _ => Err(ExecutionError::function_error(f, "expected a string")),
+    }
+}
+
+fn compare(a: &Value, b: &Value) -> Option<std::cmp::Ordering> {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
+        (Value::UInt(x), Value::UInt(y)) => Some(x.cmp(y)),
+        (Value::Float(x), Value::Float(y)) => x.partial_cmp(y),
+        (Value::String(x), Value::String(y)) => Some(x.cmp(y)),
+        (Value::Bool(x), Value::Bool(y)) => Some(x.cmp(y)),
+        _ => None,
+    }
+}
+
+fn is_sorted<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let a = args_of(&args)?;
+    let l = list_arg(&a[0], "isSorted")?;
+    let mut sorted = true;
+    for w in l.windows(2) {
+        match compare(&w[0], &w[1]) {
+            Some(std::cmp::Ordering::Greater) => sorted = false,
+            Some(_) => {}
+            None => {
+                return Err(ExecutionError::function_error(
+                    "isSorted",
+                    "list elements are not comparable",
+                ));
+            }
+        }
+    }
+    ret(Value::Bool(sorted))
+}
+
+fn sum<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let a = args_of(&args)?;
+    let l = list_arg(&a[0], "sum")?;
+    let mut acc = Value::Int(0);
+    for (i, v) in l.iter().enumerate() {
+        acc = match (&acc, v) {
+            (Value::Int(x), Value::Int(y)) => Value::Int(
+                x.checked_add(*y)
+                    .ok_or_else(|| ExecutionError::function_error("sum", "integer overflow"))?,
+            ),
+            (Value::Int(_), Value::UInt(y)) if i == 0 => Value::UInt(*y),
+            (Value::UInt(x), Value::UInt(y)) => Value::UInt(
+                x.checked_add(*y)
+                    .ok_or_else(|| ExecutionError::function_error("sum", "integer overflow"))?,
+            ),
+            (Value::Int(_), Value::Float(y)) if i == 0 => Value::Float(*y),
+            (Value::Float(x), Value::Float(y)) => Value::Float(x + y),
+            _ => {
+                return Err(ExecutionError::function_error(
+                    "sum",
+                    "list elements are not summable",
+                ));
+            }
+        };
+    }
+    ret(acc)
+}
+
+fn extreme<'b, 'v>(
+    args: Vec<CowVal<'b, 'v>>,
+    name: &str,
+    want: std::cmp::Ordering,
+) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let a = args_of(&args)?;
+    let l = list_arg(&a[0], name)?;
+    let mut best: Option<&Value> = None;
+    for v in l.iter() {
+        best = match best {
+            None => Some(v),
+            Some(b) => match compare(v, b) {
+                Some(o) if o == want => Some(v),
+                Some(_) => Some(b),
+                None => {
+                    return Err(ExecutionError::function_error(
+                        name,
+                        "list elements are not comparable",
+                    ));
+                }
+            },
+        };
+    }
+    match best {
+        Some(v) => ret(v.clone()),
+        None => Err(ExecutionError::function_error(
+            name,
+            format!("{name} called on empty list"),
+        )),
+    }
+}
+
+fn min<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    extreme(args, "min", std::cmp::Ordering::Less)
+}
+
+fn max<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    extreme(args, "max", std::cmp::Ordering::Greater)
+}
+
+fn list_index_of<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let a = args_of(&args)?;
+    let l = list_arg(&a[0], "indexOf")?;
+    let pos = l.iter().position(|v| *v == a[1]).map_or(-1, |p| p as i64);
+    ret(Value::Int(pos))
+}
+
+fn list_last_index_of<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let a = args_of(&args)?;
+    let l = list_arg(&a[0], "lastIndexOf")?;
+    let pos = l.iter().rposition(|v| *v == a[1]).map_or(-1, |p| p as i64);
+    ret(Value::Int(pos))
+}
+
+fn regex_of(pattern: &str, f: &str) -> Result<regex::Regex, ExecutionError> {
+    regex::Regex::new(pattern).map_err(|e| ExecutionError::function_error(f, e))
+}
+
+fn find<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let a = args_of(&args)?;
+    let re = regex_of(str_arg(&a[1], "find")?, "find")?;
+    let s = str_arg(&a[0], "find")?;
+    ret(Value::from(
+        re.find(s)
+            .map(|m| m.as_str().to_string())
+            .unwrap_or_default(),
+    ))
+}
+
+fn find_all_impl<'b, 'v>(
+    a: &[Value],
+    limit: Option<i64>,
+) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let re = regex_of(str_arg(&a[1], "findAll")?, "findAll")?;
+    let s = str_arg(&a[0], "findAll")?;
+    let n = match limit {
+        Some(n) if n >= 0 => usize::try_from(n).unwrap_or(usize::MAX),
+        _ => usize::MAX,
+    };
+    let found: Vec<Value> = re
+        .find_iter(s)
+        .take(n)
+        .map(|m| Value::from(m.as_str().to_string()))
+        .collect();
+    ret(Value::List(Arc::new(found)))
+}
+
+fn find_all<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let a = args_of(&args)?;
+    find_all_impl(&a, None)
+}
+
+fn find_all_n<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let a = args_of(&args)?;
+    let n = match a.get(2) {
+        Some(Value::Int(n)) => *n,
+        _ => {
+            return Err(ExecutionError::function_error(
+                "findAll",
+                "expected an int limit",
+            ));
+        }
+    };
+    find_all_impl(&a, Some(n))
+}
+
+fn is_url<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let a = args_of(&args)?;
+    let s = str_arg(&a[0], "isURL")?;
+    ret(Value::Bool(crate::schema::format::is_absolute_uri_or_path(
+        s,
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn check<T: Send + Sync + Clone + std::fmt::Debug>() {}
+
+    #[test]
+    fn compiled_rule_is_send_sync() {
+        check::<CompiledRule>();
+    }
+
+    #[test]
+    fn evaluates_kubernetes_functions() {
+        let cases = [
+            ("self.x.isSorted()", json!({"x": [1, 2, 3]}), true),
+            ("self.x.sum() == 6", json!({"x": [1, 2, 3]}), true),
+            (
+                "self.x.min() == 1 && self.x.max() == 3",
+                json!({"x": [3, 1, 2]}),
+                true,
+            ),
+            ("self.x.indexOf(2) == 1", json!({"x": [1, 2, 3]}), true),
+            (
+                "self.s.find('[0-9]+') == '12'",
+                json!({"s": "ab12cd"}),
+                true,
+            ),
+            (
+                "self.s.split('/')[0].lowerAscii() == 'a'",
+                json!({"s": "A/b"}),
+                true,
+            ),
+            ("self.all(k, k.matches('^[a-z]+$'))", json!({"ab": 1}), true),
+            ("isURL(self.u)", json!({"u": "https://example.com/x"}), true),
+        ];
+        for (rule, obj, want) in cases {
+            let r = CompiledRule::compile(rule, None).unwrap();
+            assert_eq!(r.eval(&obj, None, false), Ok(want), "{rule}");
+        }
+    }
+}

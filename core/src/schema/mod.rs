@@ -8,8 +8,12 @@
 //! objects ([`Schema::validate`], [`Schema::validate_update`]) with Kubernetes' messages.
 
 pub mod cel;
-mod engine_stub;
+mod defaulting;
+pub mod format;
 mod from_schemars;
 mod model;
+mod parse;
+mod pruning;
+mod validation;
 
 pub use model::*;
