@@ -78,9 +78,16 @@ pub enum Error {
 }
 
 fn render_diagnostics(diags: &[Diagnostic]) -> String {
-    let mut s = diags.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n");
+    let mut s = diags
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n");
     let n = diags.len();
-    s.push_str(&format!("\n{n} error{} in schema files", if n == 1 { "" } else { "s" }));
+    s.push_str(&format!(
+        "\n{n} error{} in schema files",
+        if n == 1 { "" } else { "s" }
+    ));
     s
 }
 
@@ -154,7 +161,10 @@ impl Builder {
     fn collect_files(&self) -> Result<Vec<PathBuf>, Error> {
         let mut files = BTreeSet::new();
         for input in &self.inputs {
-            let meta = std::fs::metadata(input).map_err(|source| Error::Io { path: input.clone(), source })?;
+            let meta = std::fs::metadata(input).map_err(|source| Error::Io {
+                path: input.clone(),
+                source,
+            })?;
             if meta.is_dir() {
                 collect_dir(input, &mut files)?;
             } else {
@@ -170,8 +180,10 @@ impl Builder {
         let mut diags = Vec::new();
         let mut resources = Vec::new();
         for file in &files {
-            let source =
-                std::fs::read_to_string(file).map_err(|source| Error::Io { path: file.clone(), source })?;
+            let source = std::fs::read_to_string(file).map_err(|source| Error::Io {
+                path: file.clone(),
+                source,
+            })?;
             match load::parse_documents(file, &source) {
                 Ok(docs) => {
                     for doc in docs {
@@ -194,13 +206,24 @@ impl Builder {
     }
 
     fn resource(&self, doc: Document) -> Result<ResourceDef, Vec<Diagnostic>> {
-        let crd = CustomResourceDefinition::parse(&doc.value)
-            .map_err(|errs| errs.iter().map(|e| doc.diagnostic(&e.path, e.body())).collect::<Vec<_>>())?;
+        let crd = CustomResourceDefinition::parse(&doc.value).map_err(|errs| {
+            errs.iter()
+                .map(|e| doc.diagnostic(&e.path, e.body()))
+                .collect::<Vec<_>>()
+        })?;
         let hooks = self.hooks.get(&crd.name).cloned().or_else(|| {
-            crd.annotations.get(HOOKS_ANNOTATION).and_then(|v| v.as_str()).map(str::to_string)
+            crd.annotations
+                .get(HOOKS_ANNOTATION)
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
         });
         let _ = FieldPath::root();
-        Ok(ResourceDef { doc, crd, hooks, versions: Vec::new() })
+        Ok(ResourceDef {
+            doc,
+            crd,
+            hooks,
+            versions: Vec::new(),
+        })
     }
 
     /// Generates everything as one formatted Rust file.
@@ -226,7 +249,9 @@ impl Builder {
     pub fn generate(&self) -> Result<PathBuf, Error> {
         let out = match &self.out_dir {
             Some(d) => d.clone(),
-            None => std::env::var_os("OUT_DIR").map(PathBuf::from).ok_or(Error::NoOutDir)?,
+            None => std::env::var_os("OUT_DIR")
+                .map(PathBuf::from)
+                .ok_or(Error::NoOutDir)?,
         };
         for input in &self.inputs {
             println!("cargo:rerun-if-changed={}", input.display());
@@ -245,13 +270,22 @@ impl Builder {
 }
 
 fn collect_dir(dir: &Path, files: &mut BTreeSet<PathBuf>) -> Result<(), Error> {
-    let entries = std::fs::read_dir(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
+    let entries = std::fs::read_dir(dir).map_err(|source| Error::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     for entry in entries {
-        let entry = entry.map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
+        let entry = entry.map_err(|source| Error::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
         let path = entry.path();
         if path.is_dir() {
             collect_dir(&path, files)?;
-        } else if matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) {
+        } else if matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("yaml" | "yml")
+        ) {
             files.insert(path);
         }
     }
@@ -263,9 +297,15 @@ fn write_if_changed(path: &Path, content: &str) -> Result<(), Error> {
         return Ok(());
     }
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|source| Error::Io { path: parent.to_path_buf(), source })?;
+        std::fs::create_dir_all(parent).map_err(|source| Error::Io {
+            path: parent.to_path_buf(),
+            source,
+        })?;
     }
-    std::fs::write(path, content).map_err(|source| Error::Io { path: path.to_path_buf(), source })
+    std::fs::write(path, content).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// The Rust module a version lives in: `v1beta1`; `-` becomes `_`.
@@ -291,7 +331,11 @@ fn build_types(resources: &mut [ResourceDef]) {
             let module = version_module(&v.name);
             let space = taken.entry((group.clone(), module.clone())).or_default();
             let types = build_type_space(&res.crd.names.kind, &v.schema, space);
-            versions.push(VersionDef { index, module, types });
+            versions.push(VersionDef {
+                index,
+                module,
+                types,
+            });
         }
         res.versions = versions;
     }
@@ -304,9 +348,18 @@ fn render(checked: &Checked) -> Output {
         let group = module_name(&res.crd.group);
         for vdef in &res.versions {
             let items = emit::resource_items(res, vdef);
-            out.modules.entry(group.clone()).or_default().entry(vdef.module.clone()).or_default().extend(items);
+            out.modules
+                .entry(group.clone())
+                .or_default()
+                .entry(vdef.module.clone())
+                .or_default()
+                .extend(items);
             if res.crd.versions[vdef.index].served {
-                served.push((group.clone(), vdef.module.clone(), res.crd.names.kind.clone()));
+                served.push((
+                    group.clone(),
+                    vdef.module.clone(),
+                    res.crd.names.kind.clone(),
+                ));
             }
         }
     }

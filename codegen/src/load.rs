@@ -96,7 +96,11 @@ pub fn parse_documents(file: &Path, source: &str) -> Result<Vec<Document>, Vec<D
         if matches!(node.data, YamlData::Value(Scalar::Null)) {
             continue; // an empty document, e.g. after a trailing `---`
         }
-        let mut converter = Converter { file, positions: HashMap::new(), errs: Vec::new() };
+        let mut converter = Converter {
+            file,
+            positions: HashMap::new(),
+            errs: Vec::new(),
+        };
         let root = FieldPath::root();
         converter.record(&root, node);
         let value = converter.convert(node, &root);
@@ -104,7 +108,9 @@ pub fn parse_documents(file: &Path, source: &str) -> Result<Vec<Document>, Vec<D
             docs.push(Document {
                 file: file.to_path_buf(),
                 value,
-                source_map: SourceMap { positions: converter.positions },
+                source_map: SourceMap {
+                    positions: converter.positions,
+                },
             });
         } else {
             errs.extend(converter.errs);
@@ -121,11 +127,15 @@ struct Converter<'a> {
 
 impl Converter<'_> {
     fn position(node: &MarkedYaml<'_>) -> Position {
-        Position { line: node.span.start.line(), column: node.span.start.col() + 1 }
+        Position {
+            line: node.span.start.line(),
+            column: node.span.start.col() + 1,
+        }
     }
 
     fn record(&mut self, path: &FieldPath, node: &MarkedYaml<'_>) {
-        self.positions.insert(path.to_document_path(), Self::position(node));
+        self.positions
+            .insert(path.to_document_path(), Self::position(node));
     }
 
     fn error(&mut self, node: &MarkedYaml<'_>, path: &FieldPath, message: String) {
@@ -180,7 +190,11 @@ impl Converter<'_> {
                 Value::Object(map)
             }
             YamlData::Alias(_) => {
-                self.error(node, path, "YAML aliases are not supported in schema files".into());
+                self.error(
+                    node,
+                    path,
+                    "YAML aliases are not supported in schema files".into(),
+                );
                 Value::Null
             }
             YamlData::BadValue => {
@@ -198,7 +212,11 @@ impl Converter<'_> {
             Scalar::FloatingPoint(f) => match Number::from_f64(f.into_inner()) {
                 Some(n) => Value::Number(n),
                 None => {
-                    self.error(node, path, format!("number {f} cannot be represented in JSON"));
+                    self.error(
+                        node,
+                        path,
+                        format!("number {f} cannot be represented in JSON"),
+                    );
                     Value::Null
                 }
             },

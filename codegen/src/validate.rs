@@ -21,7 +21,11 @@ pub fn validate(resources: &[ResourceDef]) -> Vec<Diagnostic> {
         if let Some(first) = by_name.insert(&res.crd.name, res) {
             diags.push(res.doc.diagnostic(
                 &name_path,
-                format!("resource {} is already defined in {}", res.crd.name, first.doc.file.display()),
+                format!(
+                    "resource {} is already defined in {}",
+                    res.crd.name,
+                    first.doc.file.display()
+                ),
             ));
         }
         if let Some(first) = by_kind.insert((&res.crd.group, &res.crd.names.kind), res) {
@@ -40,7 +44,10 @@ pub fn validate(resources: &[ResourceDef]) -> Vec<Diagnostic> {
         if let Some(hooks) = &res.hooks {
             if syn::parse_str::<syn::Path>(hooks).is_err() {
                 let path = FieldPath::new("metadata.annotations").key(HOOKS_ANNOTATION);
-                diags.push(res.doc.diagnostic(&path, format!("hooks must be a Rust type path, got {hooks:?}")));
+                diags.push(res.doc.diagnostic(
+                    &path,
+                    format!("hooks must be a Rust type path, got {hooks:?}"),
+                ));
             }
         }
     }

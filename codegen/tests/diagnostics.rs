@@ -42,7 +42,10 @@ fn diagnostics(files: &[(&str, &str)]) -> Vec<String> {
         Ok(_) => vec![],
         Err(Error::Invalid(diags)) => diags
             .iter()
-            .map(|d| d.to_string().replace(&format!("{}/", dir.path().display()), ""))
+            .map(|d| {
+                d.to_string()
+                    .replace(&format!("{}/", dir.path().display()), "")
+            })
             .collect(),
         Err(e) => vec![format!("unexpected error: {e}")],
     }
@@ -63,8 +66,13 @@ fn cases() -> Vec<(&'static str, String, Vec<&'static str>)> {
     vec![
         (
             "unknown type",
-            broken("size:\n                  type: string", "size:\n                  type: strng"),
-            vec![r#"widget.yaml:23:19: spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size.type: Unsupported value: "strng": supported values: "array", "boolean", "integer", "number", "object", "string""#],
+            broken(
+                "size:\n                  type: string",
+                "size:\n                  type: strng",
+            ),
+            vec![
+                r#"widget.yaml:23:19: spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size.type: Unsupported value: "strng": supported values: "array", "boolean", "integer", "number", "object", "string""#,
+            ],
         ),
         (
             "YAML syntax error",
@@ -73,18 +81,28 @@ fn cases() -> Vec<(&'static str, String, Vec<&'static str>)> {
         ),
         (
             "duplicate key",
-            broken("  scope: Namespaced\n", "  scope: Namespaced\n  scope: Cluster\n"),
+            broken(
+                "  scope: Namespaced\n",
+                "  scope: Namespaced\n  scope: Cluster\n",
+            ),
             vec!["widget.yaml:8:3: invalid YAML: duplicated key in mapping"],
         ),
         (
             "wrong apiVersion",
-            broken("apiextensions.k8s.io/v1\n", "apiextensions.k8s.io/v1beta1\n"),
-            vec![r#"widget.yaml:1:1: apiVersion: Unsupported value: "apiextensions.k8s.io/v1beta1": supported values: "apiextensions.k8s.io/v1""#],
+            broken(
+                "apiextensions.k8s.io/v1\n",
+                "apiextensions.k8s.io/v1beta1\n",
+            ),
+            vec![
+                r#"widget.yaml:1:1: apiVersion: Unsupported value: "apiextensions.k8s.io/v1beta1": supported values: "apiextensions.k8s.io/v1""#,
+            ],
         ),
         (
             "not a CRD",
             broken("kind: CustomResourceDefinition", "kind: Deployment"),
-            vec![r#"widget.yaml:2:1: kind: Unsupported value: "Deployment": supported values: "CustomResourceDefinition""#],
+            vec![
+                r#"widget.yaml:2:1: kind: Unsupported value: "Deployment": supported values: "CustomResourceDefinition""#,
+            ],
         ),
         (
             "missing plural",
@@ -96,37 +114,61 @@ fn cases() -> Vec<(&'static str, String, Vec<&'static str>)> {
         ),
         (
             "name does not match",
-            broken("name: widgets.example.kapi.dev", "name: gadgets.example.kapi.dev"),
-            vec!["widget.yaml:4:3: metadata.name: Invalid value: \"gadgets.example.kapi.dev\": must be spec.names.plural+\".\"+spec.group"],
+            broken(
+                "name: widgets.example.kapi.dev",
+                "name: gadgets.example.kapi.dev",
+            ),
+            vec![
+                "widget.yaml:4:3: metadata.name: Invalid value: \"gadgets.example.kapi.dev\": must be spec.names.plural+\".\"+spec.group",
+            ],
         ),
         (
             "unknown scope",
             broken("scope: Namespaced", "scope: Global"),
-            vec![r#"widget.yaml:7:3: spec.scope: Unsupported value: "Global": supported values: "Cluster", "Namespaced""#],
+            vec![
+                r#"widget.yaml:7:3: spec.scope: Unsupported value: "Global": supported values: "Cluster", "Namespaced""#,
+            ],
         ),
         (
             "no storage version",
             broken("storage: true", "storage: false"),
-            vec!["widget.yaml:11:3: spec.versions: Invalid value: must have exactly one version marked as storage version"],
+            vec![
+                "widget.yaml:11:3: spec.versions: Invalid value: must have exactly one version marked as storage version",
+            ],
         ),
         (
             "bad version name",
             broken("- name: v1", "- name: V1"),
-            vec!["widget.yaml:12:7: spec.versions[0].name: Invalid value: \"V1\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"],
+            vec![
+                "widget.yaml:12:7: spec.versions[0].name: Invalid value: \"V1\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+            ],
         ),
         (
             "missing schema",
-            broken("      schema:\n        openAPIV3Schema:\n          type: object\n", "      schemaa:\n        openAPIV3Schema:\n          type: object\n"),
-            vec!["widget.yaml:12:7: spec.versions[0].schema.openAPIV3Schema: Required value: schemas are required"],
+            broken(
+                "      schema:\n        openAPIV3Schema:\n          type: object\n",
+                "      schemaa:\n        openAPIV3Schema:\n          type: object\n",
+            ),
+            vec![
+                "widget.yaml:12:7: spec.versions[0].schema.openAPIV3Schema: Required value: schemas are required",
+            ],
         ),
         (
             "bad pattern",
-            broken("                  type: string", "                  type: string\n                  pattern: '^[a-z'"),
-            vec![r#"widget.yaml:24:19: spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size.pattern: Invalid value: "^[a-z": must be a valid regular expression, but isn't: unclosed character class"#],
+            broken(
+                "                  type: string",
+                "                  type: string\n                  pattern: '^[a-z'",
+            ),
+            vec![
+                r#"widget.yaml:24:19: spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size.pattern: Invalid value: "^[a-z": must be a valid regular expression, but isn't: unclosed character class"#,
+            ],
         ),
         (
             "CEL rule that does not parse",
-            broken("                  type: string", "                  type: string\n                  x-kubernetes-validations:\n                    - rule: 'self.size() >'"),
+            broken(
+                "                  type: string",
+                "                  type: string\n                  x-kubernetes-validations:\n                    - rule: 'self.size() >'",
+            ),
             vec![concat!(
                 r#"widget.yaml:25:23: spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size.x-kubernetes-validations[0].rule: Invalid value: "self.size() >": compilation failed: ERROR: <input>:1:14: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}"#,
                 "\n| self.size() >\n| .............^"
@@ -134,8 +176,13 @@ fn cases() -> Vec<(&'static str, String, Vec<&'static str>)> {
         ),
         (
             "array without items",
-            broken("                  type: string", "                  type: array"),
-            vec!["widget.yaml:22:17: spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size.items: Required value: must be specified"],
+            broken(
+                "                  type: string",
+                "                  type: array",
+            ),
+            vec![
+                "widget.yaml:22:17: spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size.items: Required value: must be specified",
+            ],
         ),
         (
             "list-map without keys",
@@ -143,7 +190,9 @@ fn cases() -> Vec<(&'static str, String, Vec<&'static str>)> {
                 "                  type: string",
                 "                  type: array\n                  x-kubernetes-list-type: map\n                  items:\n                    type: object\n                    properties:\n                      name:\n                        type: string",
             ),
-            vec!["widget.yaml:22:17: spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size.x-kubernetes-list-map-keys: Required value: must not be empty if x-kubernetes-list-type is map"],
+            vec![
+                "widget.yaml:22:17: spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size.x-kubernetes-list-map-keys: Required value: must not be empty if x-kubernetes-list-type is map",
+            ],
         ),
         (
             "properties and additionalProperties",
@@ -151,32 +200,59 @@ fn cases() -> Vec<(&'static str, String, Vec<&'static str>)> {
                 "                  type: string",
                 "                  type: object\n                  properties:\n                    a:\n                      type: string\n                  additionalProperties:\n                    type: string",
             ),
-            vec!["widget.yaml:27:19: spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size.additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive"],
+            vec![
+                "widget.yaml:27:19: spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size.additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive",
+            ],
         ),
         (
             "wrong keyword type",
-            broken("                  type: string", "                  type: integer\n                  minimum: three"),
-            vec![r#"widget.yaml:24:19: spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size.minimum: Invalid value: "three": must be of type number, not string"#],
+            broken(
+                "                  type: string",
+                "                  type: integer\n                  minimum: three",
+            ),
+            vec![
+                r#"widget.yaml:24:19: spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size.minimum: Invalid value: "three": must be of type number, not string"#,
+            ],
         ),
         (
             "printer column with a bad type",
-            broken("      storage: true\n", "      storage: true\n      additionalPrinterColumns:\n        - name: Size\n          type: text\n          jsonPath: .spec.size\n"),
-            vec![r#"widget.yaml:17:11: spec.versions[0].additionalPrinterColumns[0].type: Unsupported value: "text": supported values: "integer", "number", "string", "boolean", "date""#],
+            broken(
+                "      storage: true\n",
+                "      storage: true\n      additionalPrinterColumns:\n        - name: Size\n          type: text\n          jsonPath: .spec.size\n",
+            ),
+            vec![
+                r#"widget.yaml:17:11: spec.versions[0].additionalPrinterColumns[0].type: Unsupported value: "text": supported values: "integer", "number", "string", "boolean", "date""#,
+            ],
         ),
         (
             "scale path outside spec",
-            broken("      storage: true\n", "      storage: true\n      subresources:\n        status: {}\n        scale:\n          specReplicasPath: .replicas\n          statusReplicasPath: .status.replicas\n"),
-            vec![r#"widget.yaml:18:11: spec.versions[0].subresources.scale.specReplicasPath: Invalid value: ".replicas": should be a json path under .spec."#],
+            broken(
+                "      storage: true\n",
+                "      storage: true\n      subresources:\n        status: {}\n        scale:\n          specReplicasPath: .replicas\n          statusReplicasPath: .status.replicas\n",
+            ),
+            vec![
+                r#"widget.yaml:18:11: spec.versions[0].subresources.scale.specReplicasPath: Invalid value: ".replicas": should be a json path under .spec."#,
+            ],
         ),
         (
             "hooks that are not a Rust path",
-            broken("  name: widgets.example.kapi.dev\n", "  name: widgets.example.kapi.dev\n  annotations:\n    kapi.dev/hooks: \"crate::hooks::\"\n"),
-            vec![r#"widget.yaml:6:5: metadata.annotations.kapi.dev/hooks: hooks must be a Rust type path, got "crate::hooks::""#],
+            broken(
+                "  name: widgets.example.kapi.dev\n",
+                "  name: widgets.example.kapi.dev\n  annotations:\n    kapi.dev/hooks: \"crate::hooks::\"\n",
+            ),
+            vec![
+                r#"widget.yaml:6:5: metadata.annotations.kapi.dev/hooks: hooks must be a Rust type path, got "crate::hooks::""#,
+            ],
         ),
         (
             "uppercase short name",
-            broken("    plural: widgets\n", "    plural: widgets\n    shortNames: [WD]\n"),
-            vec!["widget.yaml:11:18: spec.names.shortNames[0]: Invalid value: \"WD\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"],
+            broken(
+                "    plural: widgets\n",
+                "    plural: widgets\n    shortNames: [WD]\n",
+            ),
+            vec![
+                "widget.yaml:11:18: spec.names.shortNames[0]: Invalid value: \"WD\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+            ],
         ),
     ]
 }
@@ -187,17 +263,30 @@ fn each_mistake_gets_its_diagnostic() {
     for (what, content, expected) in cases() {
         let got = diagnostics(&[("widget.yaml", &content)]);
         if got != expected {
-            failures.push(format!("{what}:\n  expected {expected:#?}\n  got      {got:#?}"));
+            failures.push(format!(
+                "{what}:\n  expected {expected:#?}\n  got      {got:#?}"
+            ));
         }
     }
-    assert!(failures.is_empty(), "{} of {} cases differ:\n{}", failures.len(), cases().len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases differ:\n{}",
+        failures.len(),
+        cases().len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
 fn a_resource_defined_twice_is_reported_in_the_second_file() {
     let got = diagnostics(&[("a.yaml", VALID), ("b.yaml", VALID)]);
     assert_eq!(got.len(), 1, "{got:?}");
-    assert!(got[0].starts_with("b.yaml:4:3: metadata.name: resource widgets.example.kapi.dev is already defined in "), "{got:?}");
+    assert!(
+        got[0].starts_with(
+            "b.yaml:4:3: metadata.name: resource widgets.example.kapi.dev is already defined in "
+        ),
+        "{got:?}"
+    );
 }
 
 #[test]
@@ -212,7 +301,10 @@ fn the_cli_exits_1_with_diagnostics_on_stderr() {
         .expect("run kapi-codegen");
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let expected = format!("{}:7:3: spec.scope: Unsupported value: \"Global\"", file.display());
+    let expected = format!(
+        "{}:7:3: spec.scope: Unsupported value: \"Global\"",
+        file.display()
+    );
     assert!(stderr.contains(&expected), "{stderr}");
     assert!(stderr.contains("1 error in schema files"), "{stderr}");
     assert!(!Path::new(&dir.path().join("out")).exists());
@@ -231,7 +323,10 @@ fn the_cli_writes_deterministic_files() {
             .expect("run kapi-codegen");
         assert!(status.success());
     };
-    let (a, b) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
+    let (a, b) = (
+        tempfile::tempdir().expect("tempdir"),
+        tempfile::tempdir().expect("tempdir"),
+    );
     run(a.path());
     run(b.path());
     for rel in ["mod.rs", "core/v1.rs", "example_kapi_dev/v1.rs"] {

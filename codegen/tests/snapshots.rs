@@ -15,7 +15,11 @@ fn generated_code_snapshots() {
     names.sort();
     assert!(names.len() >= 3, "fixtures missing in {}", dir.display());
     for path in names {
-        let name = path.file_stem().and_then(|s| s.to_str()).expect("file name").to_string();
+        let name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .expect("file name")
+            .to_string();
         let code = kapi_codegen::Builder::new()
             .schema_file(&path)
             .generate_string()

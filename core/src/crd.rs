@@ -128,8 +128,11 @@ impl CustomResourceDefinition {
             ));
         }
         let names = parse_names(spec.get("names"), &spec_path.child("names"), &mut errs);
-        let expected_name =
-            if group.is_empty() { names.plural.clone() } else { format!("{}.{}", names.plural, group) };
+        let expected_name = if group.is_empty() {
+            names.plural.clone()
+        } else {
+            format!("{}.{}", names.plural, group)
+        };
         if name != expected_name {
             errs.push(FieldError::invalid(
                 &meta_path.child("name"),
@@ -150,10 +153,26 @@ impl CustomResourceDefinition {
                 Scope::Namespaced
             }
         };
-        let versions = parse_versions(spec.get("versions"), &spec_path.child("versions"), &mut errs);
-        let conversion = parse_conversion(spec.get("conversion"), &spec_path.child("conversion"), &mut errs);
+        let versions = parse_versions(
+            spec.get("versions"),
+            &spec_path.child("versions"),
+            &mut errs,
+        );
+        let conversion = parse_conversion(
+            spec.get("conversion"),
+            &spec_path.child("conversion"),
+            &mut errs,
+        );
         if errs.is_empty() {
-            Ok(Self { name, annotations, group, names, scope, versions, conversion })
+            Ok(Self {
+                name,
+                annotations,
+                group,
+                names,
+                scope,
+                versions,
+                conversion,
+            })
         } else {
             Err(errs)
         }
@@ -162,13 +181,18 @@ impl CustomResourceDefinition {
     /// The version marked `storage: true`.
     pub fn storage_version(&self) -> &Version {
         // parse() guarantees exactly one storage version.
-        self.versions.iter().find(|v| v.storage).unwrap_or(&self.versions[0])
+        self.versions
+            .iter()
+            .find(|v| v.storage)
+            .unwrap_or(&self.versions[0])
     }
 
     /// The [`ResourceInfo`] of one of this CRD's versions.
     pub fn resource_info(&self, version: &Version) -> ResourceInfo {
         let owned = |s: &str| -> Str { Cow::Owned(s.to_string()) };
-        let list = |v: &[String]| -> Cow<'static, [Str]> { Cow::Owned(v.iter().map(|s| owned(s)).collect()) };
+        let list = |v: &[String]| -> Cow<'static, [Str]> {
+            Cow::Owned(v.iter().map(|s| owned(s)).collect())
+        };
         ResourceInfo {
             group: owned(&self.group),
             version: owned(&version.name),
@@ -211,10 +235,19 @@ fn type_name(v: &Value) -> &'static str {
 }
 
 fn wrong_type(path: &FieldPath, v: &Value, want: &str) -> FieldError {
-    FieldError::type_invalid(path, v.clone(), format!("must be of type {want}, got {}", type_name(v)))
+    FieldError::type_invalid(
+        path,
+        v.clone(),
+        format!("must be of type {want}, got {}", type_name(v)),
+    )
 }
 
-fn opt_string(obj: &Map<String, Value>, key: &str, at: &FieldPath, errs: &mut ErrorList) -> Option<String> {
+fn opt_string(
+    obj: &Map<String, Value>,
+    key: &str,
+    at: &FieldPath,
+    errs: &mut ErrorList,
+) -> Option<String> {
     match obj.get(key) {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
@@ -225,7 +258,12 @@ fn opt_string(obj: &Map<String, Value>, key: &str, at: &FieldPath, errs: &mut Er
     }
 }
 
-fn opt_bool(obj: &Map<String, Value>, key: &str, at: &FieldPath, errs: &mut ErrorList) -> Option<bool> {
+fn opt_bool(
+    obj: &Map<String, Value>,
+    key: &str,
+    at: &FieldPath,
+    errs: &mut ErrorList,
+) -> Option<bool> {
     match obj.get(key) {
         None | Some(Value::Null) => None,
         Some(Value::Bool(b)) => Some(*b),
@@ -236,7 +274,12 @@ fn opt_bool(obj: &Map<String, Value>, key: &str, at: &FieldPath, errs: &mut Erro
     }
 }
 
-fn string_list(obj: &Map<String, Value>, key: &str, at: &FieldPath, errs: &mut ErrorList) -> Vec<String> {
+fn string_list(
+    obj: &Map<String, Value>,
+    key: &str,
+    at: &FieldPath,
+    errs: &mut ErrorList,
+) -> Vec<String> {
     match obj.get(key) {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(items)) => items
@@ -257,7 +300,11 @@ fn string_list(obj: &Map<String, Value>, key: &str, at: &FieldPath, errs: &mut E
     }
 }
 
-fn require_object<'a>(v: Option<&'a Value>, at: &FieldPath, errs: &mut ErrorList) -> Option<&'a Map<String, Value>> {
+fn require_object<'a>(
+    v: Option<&'a Value>,
+    at: &FieldPath,
+    errs: &mut ErrorList,
+) -> Option<&'a Map<String, Value>> {
     match v {
         None | Some(Value::Null) => {
             errs.push(FieldError::required(at, ""));
@@ -275,7 +322,8 @@ fn require_object<'a>(v: Option<&'a Value>, at: &FieldPath, errs: &mut ErrorList
 fn is_dns_label(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 63
-        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && !s.starts_with('-')
         && !s.ends_with('-')
 }
@@ -295,16 +343,25 @@ fn parse_names(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorList) -> Names
         short_names: Vec::new(),
         categories: Vec::new(),
     };
-    let Some(obj) = require_object(v, at, errs) else { return names };
+    let Some(obj) = require_object(v, at, errs) else {
+        return names;
+    };
     names.plural = opt_string(obj, "plural", at, errs).unwrap_or_default();
     if names.plural.is_empty() {
         errs.push(FieldError::required(&at.child("plural"), ""));
     } else if !is_dns_label(&names.plural) {
-        errs.push(FieldError::invalid(&at.child("plural"), names.plural.as_str(), DNS_LABEL_MSG));
+        errs.push(FieldError::invalid(
+            &at.child("plural"),
+            names.plural.as_str(),
+            DNS_LABEL_MSG,
+        ));
     }
     names.kind = opt_string(obj, "kind", at, errs).unwrap_or_default();
     if names.kind.is_empty() {
-        errs.push(FieldError::required(&at.child("kind"), "kind must be specified"));
+        errs.push(FieldError::required(
+            &at.child("kind"),
+            "kind must be specified",
+        ));
     } else if !names.kind.starts_with(|c: char| c.is_ascii_alphabetic())
         || !names.kind.chars().all(|c| c.is_ascii_alphanumeric())
     {
@@ -314,24 +371,42 @@ fn parse_names(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorList) -> Names
             "must be an alphanumeric identifier starting with a letter",
         ));
     }
-    names.singular = opt_string(obj, "singular", at, errs).unwrap_or_else(|| names.kind.to_lowercase());
+    names.singular =
+        opt_string(obj, "singular", at, errs).unwrap_or_else(|| names.kind.to_lowercase());
     if !names.singular.is_empty() && !is_dns_label(&names.singular) {
-        errs.push(FieldError::invalid(&at.child("singular"), names.singular.as_str(), DNS_LABEL_MSG));
+        errs.push(FieldError::invalid(
+            &at.child("singular"),
+            names.singular.as_str(),
+            DNS_LABEL_MSG,
+        ));
     }
-    names.list_kind = opt_string(obj, "listKind", at, errs).unwrap_or_else(|| format!("{}List", names.kind));
+    names.list_kind =
+        opt_string(obj, "listKind", at, errs).unwrap_or_else(|| format!("{}List", names.kind));
     if names.list_kind == names.kind && !names.kind.is_empty() {
-        errs.push(FieldError::invalid(&at.child("listKind"), names.list_kind.as_str(), "kind and listKind may not be the same"));
+        errs.push(FieldError::invalid(
+            &at.child("listKind"),
+            names.list_kind.as_str(),
+            "kind and listKind may not be the same",
+        ));
     }
     names.short_names = string_list(obj, "shortNames", at, errs);
     for (i, s) in names.short_names.iter().enumerate() {
         if !is_dns_label(s) {
-            errs.push(FieldError::invalid(&at.child("shortNames").index(i), s.as_str(), DNS_LABEL_MSG));
+            errs.push(FieldError::invalid(
+                &at.child("shortNames").index(i),
+                s.as_str(),
+                DNS_LABEL_MSG,
+            ));
         }
     }
     names.categories = string_list(obj, "categories", at, errs);
     for (i, s) in names.categories.iter().enumerate() {
         if !is_dns_label(s) {
-            errs.push(FieldError::invalid(&at.child("categories").index(i), s.as_str(), DNS_LABEL_MSG));
+            errs.push(FieldError::invalid(
+                &at.child("categories").index(i),
+                s.as_str(),
+                DNS_LABEL_MSG,
+            ));
         }
     }
     names
@@ -341,7 +416,10 @@ fn parse_versions(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorList) -> Ve
     let items = match v {
         Some(Value::Array(items)) if !items.is_empty() => items,
         Some(Value::Array(_)) | None | Some(Value::Null) => {
-            errs.push(FieldError::invalid_omit_value(at, "must have exactly one version marked as storage version"));
+            errs.push(FieldError::invalid_omit_value(
+                at,
+                "must have exactly one version marked as storage version",
+            ));
             return Vec::new();
         }
         Some(other) => {
@@ -353,21 +431,34 @@ fn parse_versions(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorList) -> Ve
     let mut seen = std::collections::BTreeSet::new();
     for (i, item) in items.iter().enumerate() {
         let vp = at.index(i);
-        let Some(obj) = require_object(Some(item), &vp, errs) else { continue };
+        let Some(obj) = require_object(Some(item), &vp, errs) else {
+            continue;
+        };
         let name = opt_string(obj, "name", &vp, errs).unwrap_or_default();
         if name.is_empty() {
             errs.push(FieldError::required(&vp.child("name"), ""));
         } else if !is_dns_label(&name) {
-            errs.push(FieldError::invalid(&vp.child("name"), name.as_str(), DNS_LABEL_MSG));
+            errs.push(FieldError::invalid(
+                &vp.child("name"),
+                name.as_str(),
+                DNS_LABEL_MSG,
+            ));
         } else if !seen.insert(name.clone()) {
-            errs.push(FieldError::invalid(&vp.child("name"), name.as_str(), "must appear only once in spec.versions"));
+            errs.push(FieldError::invalid(
+                &vp.child("name"),
+                name.as_str(),
+                "must appear only once in spec.versions",
+            ));
         }
         let served = opt_bool(obj, "served", &vp, errs).unwrap_or(false);
         let storage = opt_bool(obj, "storage", &vp, errs).unwrap_or(false);
         let deprecated = opt_bool(obj, "deprecated", &vp, errs).unwrap_or(false);
         let deprecation_warning = opt_string(obj, "deprecationWarning", &vp, errs);
         let schema_path = vp.child("schema").child("openAPIV3Schema");
-        let schema_json = obj.get("schema").and_then(|s| s.get("openAPIV3Schema")).cloned();
+        let schema_json = obj
+            .get("schema")
+            .and_then(|s| s.get("openAPIV3Schema"))
+            .cloned();
         let (schema_json, schema) = match schema_json {
             None | Some(Value::Null) => {
                 errs.push(FieldError::required(&schema_path, "schemas are required"));
@@ -381,10 +472,18 @@ fn parse_versions(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorList) -> Ve
                 }
             },
         };
-        let subresources = parse_subresources(obj.get("subresources"), &vp.child("subresources"), errs);
-        let printer_columns =
-            parse_printer_columns(obj.get("additionalPrinterColumns"), &vp.child("additionalPrinterColumns"), errs);
-        let selectable_fields = parse_selectable_fields(obj.get("selectableFields"), &vp.child("selectableFields"), errs);
+        let subresources =
+            parse_subresources(obj.get("subresources"), &vp.child("subresources"), errs);
+        let printer_columns = parse_printer_columns(
+            obj.get("additionalPrinterColumns"),
+            &vp.child("additionalPrinterColumns"),
+            errs,
+        );
+        let selectable_fields = parse_selectable_fields(
+            obj.get("selectableFields"),
+            &vp.child("selectableFields"),
+            errs,
+        );
         versions.push(Version {
             name,
             served,
@@ -400,16 +499,28 @@ fn parse_versions(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorList) -> Ve
     }
     let storage = versions.iter().filter(|v| v.storage).count();
     if storage != 1 && !versions.is_empty() {
-        errs.push(FieldError::invalid_omit_value(at, "must have exactly one version marked as storage version"));
+        errs.push(FieldError::invalid_omit_value(
+            at,
+            "must have exactly one version marked as storage version",
+        ));
     }
     if !versions.is_empty() && !versions.iter().any(|v| v.served) {
-        errs.push(FieldError::invalid_omit_value(at, "must have at least one version marked as served"));
+        errs.push(FieldError::invalid_omit_value(
+            at,
+            "must have at least one version marked as served",
+        ));
     }
     versions
 }
 
 /// `.spec.replicas`-style paths must name a field under spec or status.
-fn check_json_path(obj: &Map<String, Value>, key: &str, prefixes: &[&str], at: &FieldPath, errs: &mut ErrorList) -> Option<String> {
+fn check_json_path(
+    obj: &Map<String, Value>,
+    key: &str,
+    prefixes: &[&str],
+    at: &FieldPath,
+    errs: &mut ErrorList,
+) -> Option<String> {
     let p = opt_string(obj, key, at, errs)?;
     if !prefixes.iter().any(|pre| p.starts_with(pre)) || p.contains('[') {
         let detail = format!("should be a json path under {}", prefixes.join(" or "));
@@ -430,7 +541,11 @@ fn parse_subresources(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorList) -
     };
     for key in obj.keys() {
         if key != "status" && key != "scale" {
-            errs.push(FieldError::not_supported(&at.child(key), key.as_str(), &[Value::from("scale"), Value::from("status")]));
+            errs.push(FieldError::not_supported(
+                &at.child(key),
+                key.as_str(),
+                &[Value::from("scale"), Value::from("status")],
+            ));
         }
     }
     sub.status = matches!(obj.get("status"), Some(Value::Object(_)));
@@ -439,7 +554,13 @@ fn parse_subresources(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorList) -
         if let Some(scale) = require_object(Some(scale), &sp, errs) {
             let spec = check_json_path(scale, "specReplicasPath", &[".spec."], &sp, errs);
             let status = check_json_path(scale, "statusReplicasPath", &[".status."], &sp, errs);
-            let selector = check_json_path(scale, "labelSelectorPath", &[".spec.", ".status."], &sp, errs);
+            let selector = check_json_path(
+                scale,
+                "labelSelectorPath",
+                &[".spec.", ".status."],
+                &sp,
+                errs,
+            );
             if spec.is_none() {
                 errs.push(FieldError::required(&sp.child("specReplicasPath"), ""));
             }
@@ -456,7 +577,11 @@ fn parse_subresources(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorList) -
     sub
 }
 
-fn parse_printer_columns(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorList) -> Vec<PrinterColumn> {
+fn parse_printer_columns(
+    v: Option<&Value>,
+    at: &FieldPath,
+    errs: &mut ErrorList,
+) -> Vec<PrinterColumn> {
     let items = match v {
         None | Some(Value::Null) => return Vec::new(),
         Some(Value::Array(items)) => items,
@@ -468,7 +593,9 @@ fn parse_printer_columns(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorList
     let mut cols = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let cp = at.index(i);
-        let Some(obj) = require_object(Some(item), &cp, errs) else { continue };
+        let Some(obj) = require_object(Some(item), &cp, errs) else {
+            continue;
+        };
         let name = opt_string(obj, "name", &cp, errs).unwrap_or_default();
         if name.is_empty() {
             errs.push(FieldError::required(&cp.child("name"), ""));
@@ -477,8 +604,15 @@ fn parse_printer_columns(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorList
         if type_.is_empty() {
             errs.push(FieldError::required(&cp.child("type"), ""));
         } else if !PRINTER_COLUMN_TYPES.contains(&type_.as_str()) {
-            let supported: Vec<Value> = PRINTER_COLUMN_TYPES.iter().map(|s| Value::from(*s)).collect();
-            errs.push(FieldError::not_supported(&cp.child("type"), type_.as_str(), &supported));
+            let supported: Vec<Value> = PRINTER_COLUMN_TYPES
+                .iter()
+                .map(|s| Value::from(*s))
+                .collect();
+            errs.push(FieldError::not_supported(
+                &cp.child("type"),
+                type_.as_str(),
+                &supported,
+            ));
         }
         let json_path = opt_string(obj, "jsonPath", &cp, errs).unwrap_or_default();
         if json_path.is_empty() {
@@ -489,7 +623,11 @@ fn parse_printer_columns(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorList
             Some(p) => match p.as_i64().and_then(|p| i32::try_from(p).ok()) {
                 Some(p) if p >= 0 => p,
                 _ => {
-                    errs.push(FieldError::invalid(&cp.child("priority"), p.clone(), "must be greater than or equal to 0"));
+                    errs.push(FieldError::invalid(
+                        &cp.child("priority"),
+                        p.clone(),
+                        "must be greater than or equal to 0",
+                    ));
                     0
                 }
             },
@@ -518,10 +656,16 @@ fn parse_selectable_fields(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorLi
     let mut out = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let fp = at.index(i);
-        let Some(obj) = require_object(Some(item), &fp, errs) else { continue };
+        let Some(obj) = require_object(Some(item), &fp, errs) else {
+            continue;
+        };
         match opt_string(obj, "jsonPath", &fp, errs) {
             Some(p) if p.starts_with('.') => out.push(p),
-            Some(p) => errs.push(FieldError::invalid(&fp.child("jsonPath"), p.as_str(), "must be a simple json path starting with .")),
+            Some(p) => errs.push(FieldError::invalid(
+                &fp.child("jsonPath"),
+                p.as_str(),
+                "must be a simple json path starting with .",
+            )),
             None => errs.push(FieldError::required(&fp.child("jsonPath"), "")),
         }
     }
@@ -542,7 +686,10 @@ fn parse_conversion(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorList) -> 
         Some("Webhook") => match obj.get("webhook") {
             Some(w @ Value::Object(_)) => Conversion::Webhook(w.clone()),
             _ => {
-                errs.push(FieldError::required(&at.child("webhook"), "required when strategy is set to Webhook"));
+                errs.push(FieldError::required(
+                    &at.child("webhook"),
+                    "required when strategy is set to Webhook",
+                ));
                 Conversion::None
             }
         },

@@ -188,8 +188,18 @@ pub struct FieldError {
 }
 
 impl FieldError {
-    fn make(kind: ErrorType, path: &FieldPath, bad_value: Option<Value>, detail: impl Into<String>) -> Self {
-        Self { kind, path: path.clone(), bad_value, detail: detail.into() }
+    fn make(
+        kind: ErrorType,
+        path: &FieldPath,
+        bad_value: Option<Value>,
+        detail: impl Into<String>,
+    ) -> Self {
+        Self {
+            kind,
+            path: path.clone(),
+            bad_value,
+            detail: detail.into(),
+        }
     }
 
     /// `field.Required`.
@@ -208,7 +218,11 @@ impl FieldError {
     }
 
     /// `field.TypeInvalid`.
-    pub fn type_invalid(path: &FieldPath, value: impl Into<Value>, detail: impl Into<String>) -> Self {
+    pub fn type_invalid(
+        path: &FieldPath,
+        value: impl Into<Value>,
+        detail: impl Into<String>,
+    ) -> Self {
         Self::make(ErrorType::TypeInvalid, path, Some(value.into()), detail)
     }
 
@@ -235,12 +249,22 @@ impl FieldError {
 
     /// `field.TooLong`: longer than `max` characters (or bytes).
     pub fn too_long(path: &FieldPath, max: u64) -> Self {
-        Self::make(ErrorType::TooLong, path, None, format!("may not be more than {max} bytes"))
+        Self::make(
+            ErrorType::TooLong,
+            path,
+            None,
+            format!("may not be more than {max} bytes"),
+        )
     }
 
     /// `field.TooMany`: more than `max` items.
     pub fn too_many(path: &FieldPath, actual: u64, max: u64) -> Self {
-        Self::make(ErrorType::TooMany, path, Some(Value::from(actual)), format!("must have at most {max} items"))
+        Self::make(
+            ErrorType::TooMany,
+            path,
+            Some(Value::from(actual)),
+            format!("must have at most {max} items"),
+        )
     }
 
     /// `field.InternalError`.

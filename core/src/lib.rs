@@ -36,10 +36,12 @@ pub mod schema;
 pub mod strategy;
 
 pub use field::{ErrorList, FieldError, FieldPath};
-pub use resource::{PrinterColumn, Resource, ResourceInfo, ScaleInfo, Scope, Subresources, embedded_schema};
 /// `#[derive(Resource)]`: implements [`Resource`] from `#[resource(...)]` attributes.
 /// See the `kapi-macros` crate for every attribute.
 pub use kapi_macros::Resource;
+pub use resource::{
+    PrinterColumn, Resource, ResourceInfo, ScaleInfo, Scope, Subresources, embedded_schema,
+};
 pub use strategy::{Hooks, NoHooks, ObjectStrategy, Registrar, SchemaStrategy, TypedStrategy};
 
 /// Re-exports used by generated code and `kapi-macros`, so that a crate using kapi needs

@@ -152,7 +152,10 @@ pub fn embedded_schema(json: &str) -> Schema {
         Ok(s) => s,
         Err(errs) => panic!(
             "kapi: embedded schema is invalid; regenerate the code: {}",
-            errs.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+            errs.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ")
         ),
     }
 }

@@ -139,12 +139,16 @@ fn generic_prepare_for_status_update(schema: &Schema, new: &mut Value, old: &Val
 }
 
 fn generation(obj: &Value) -> i64 {
-    obj.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(0)
+    obj.pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(0)
 }
 
 fn set_generation(obj: &mut Value, generation: i64) {
     if let Some(map) = obj.as_object_mut() {
-        let meta = map.entry("metadata").or_insert_with(|| Value::Object(Default::default()));
+        let meta = map
+            .entry("metadata")
+            .or_insert_with(|| Value::Object(Default::default()));
         if let Some(meta) = meta.as_object_mut() {
             meta.insert("generation".into(), Value::from(generation));
         }
@@ -171,8 +175,12 @@ fn differs_outside(new: &Value, old: &Value, status_is_subresource: bool) -> boo
     let empty = serde_json::Map::new();
     let n = new.as_object().unwrap_or(&empty);
     let o = old.as_object().unwrap_or(&empty);
-    n.iter().filter(|(k, _)| !skip(k)).any(|(k, v)| o.get(k) != Some(v))
-        || o.iter().filter(|(k, _)| !skip(k)).any(|(k, _)| !n.contains_key(k))
+    n.iter()
+        .filter(|(k, _)| !skip(k))
+        .any(|(k, v)| o.get(k) != Some(v))
+        || o.iter()
+            .filter(|(k, _)| !skip(k))
+            .any(|(k, _)| !n.contains_key(k))
 }
 
 /// Errors for each dotted path whose value differs between `new` and `old`.
@@ -235,7 +243,10 @@ pub struct TypedStrategy<R: Resource> {
 
 impl<R: Resource> Default for TypedStrategy<R> {
     fn default() -> Self {
-        Self { hooks: R::Hooks::default(), _marker: PhantomData }
+        Self {
+            hooks: R::Hooks::default(),
+            _marker: PhantomData,
+        }
     }
 }
 

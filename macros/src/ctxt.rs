@@ -17,7 +17,9 @@ pub struct Ctxt {
 impl Ctxt {
     /// A context with no errors yet.
     pub fn new() -> Self {
-        Ctxt { errors: RefCell::new(Some(Vec::new())) }
+        Ctxt {
+            errors: RefCell::new(Some(Vec::new())),
+        }
     }
 
     /// Records an error spanned at the tokens of `obj`.
@@ -27,7 +29,11 @@ impl Ctxt {
 
     /// Records an error from syn.
     pub fn syn_error(&self, err: syn::Error) {
-        self.errors.borrow_mut().as_mut().expect("Ctxt used after check").push(err);
+        self.errors
+            .borrow_mut()
+            .as_mut()
+            .expect("Ctxt used after check")
+            .push(err);
     }
 
     /// Consumes the context: all recorded errors combined into one, if any.

@@ -99,7 +99,11 @@ pub const RESOURCE_KEYS: &[Symbol] = &[
 ];
 
 /// Every key of `scale(...)`.
-pub const SCALE_KEYS: &[Symbol] = &[SPEC_REPLICAS_PATH, STATUS_REPLICAS_PATH, LABEL_SELECTOR_PATH];
+pub const SCALE_KEYS: &[Symbol] = &[
+    SPEC_REPLICAS_PATH,
+    STATUS_REPLICAS_PATH,
+    LABEL_SELECTOR_PATH,
+];
 
 /// Every key of `printcolumn(...)`.
 pub const PRINTCOLUMN_KEYS: &[Symbol] = &[NAME, TYPE, JSON_PATH, DESCRIPTION, FORMAT, PRIORITY];
@@ -149,7 +153,10 @@ pub fn suggest(word: &str, known: &[Symbol]) -> Option<Symbol> {
 
 /// Lowercase with `_` and `-` removed, so `listKind`, `list-kind` and `list_kind` meet.
 fn normalize(word: &str) -> String {
-    word.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect()
+    word.chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .flat_map(char::to_lowercase)
+        .collect()
 }
 
 /// Levenshtein distance between two short ASCII-ish strings.

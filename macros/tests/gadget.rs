@@ -10,7 +10,6 @@ use kapi_core::schema::Schema;
 use kapi_core::{
     Hooks, ObjectStrategy, PrinterColumn, Registrar, Resource, ScaleInfo, Scope, TypedStrategy,
 };
-use kapi_macros::Resource;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -185,7 +184,10 @@ fn structural_json() {
     let json_schema = schemars::schema_for!(Gadget);
     let structural = Schema::structural_from_json_schema(json_schema.as_value()).unwrap();
     assert_eq!(structural["type"], "object");
-    assert_eq!(structural["properties"]["metadata"], json!({"type": "object"}));
+    assert_eq!(
+        structural["properties"]["metadata"],
+        json!({"type": "object"})
+    );
     assert_eq!(structural["required"], json!(["spec"]));
     let spec = &structural["properties"]["spec"];
     assert_eq!(spec["type"], "object");
@@ -215,7 +217,10 @@ fn structural_json() {
 fn schema() {
     let schema = Gadget::schema();
     assert!(std::ptr::eq(schema, Gadget::schema()), "converted once");
-    assert_eq!(schema.properties.keys().collect::<Vec<_>>(), ["metadata", "spec", "status"]);
+    assert_eq!(
+        schema.properties.keys().collect::<Vec<_>>(),
+        ["metadata", "spec", "status"]
+    );
     assert_eq!(schema.required, ["spec"]);
     let spec = &schema.properties["spec"];
     assert_eq!(spec.required, ["color", "replicas"]);
@@ -292,5 +297,8 @@ fn hooks_immutable_fields() {
     let new = json!({"metadata": {"name": "g1"}, "spec": {"color": "green", "replicas": 2}});
     let errs = strategy.validate_update(&new, &old);
     assert_eq!(errs.len(), 1);
-    assert_eq!(errs[0].to_string(), "spec.color: Invalid value: \"green\": field is immutable");
+    assert_eq!(
+        errs[0].to_string(),
+        "spec.color: Invalid value: \"green\": field is immutable"
+    );
 }

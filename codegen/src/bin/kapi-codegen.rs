@@ -6,7 +6,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "kapi-codegen", version, about = "Generate typed Rust from CustomResourceDefinition schemas")]
+#[command(
+    name = "kapi-codegen",
+    version,
+    about = "Generate typed Rust from CustomResourceDefinition schemas"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -32,17 +36,25 @@ enum Command {
 }
 
 fn builder(schemas: &[PathBuf]) -> kapi_codegen::Builder {
-    schemas.iter().fold(kapi_codegen::Builder::new(), |b, s| b.schemas_dir(s))
+    schemas
+        .iter()
+        .fold(kapi_codegen::Builder::new(), |b, s| b.schemas_dir(s))
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
-        Command::Generate { schemas, out } => builder(schemas).generate_module_tree(out).map(|files| {
-            println!("wrote {} files to {}", files.len(), out.display());
-        }),
+        Command::Generate { schemas, out } => {
+            builder(schemas).generate_module_tree(out).map(|files| {
+                println!("wrote {} files to {}", files.len(), out.display());
+            })
+        }
         Command::Check { schemas } => builder(schemas).check().map(|c| {
-            println!("{} resources in {} files: ok", c.resource_count(), c.files().len());
+            println!(
+                "{} resources in {} files: ok",
+                c.resource_count(),
+                c.files().len()
+            );
         }),
     };
     match result {

@@ -8,7 +8,6 @@ pub use register::register_fn;
 
 pub use resource::resource_items;
 
-
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 

@@ -23,7 +23,11 @@ pub fn resource_items(res: &ResourceDef, vdef: &VersionDef) -> TokenStream {
     let schema_fn = format_ident!("{}_schema", snake.to_lowercase());
     let json = raw_string(&serde_json::to_string(&version.schema_json).unwrap_or_default());
     let attrs = resource_attr(crd, version, &schema_fn, res.hooks.as_deref());
-    let doc = doc_attrs(root.doc.as_deref().or(Some(&format!("A {} ({}).", crd.names.kind, crd.name))));
+    let doc = doc_attrs(
+        root.doc
+            .as_deref()
+            .or(Some(&format!("A {} ({}).", crd.names.kind, crd.name))),
+    );
     let name = ident(&root.name);
     let common = common_attrs(quote!(::kapi_core::Resource,));
     let fields = fields(root);
@@ -33,7 +37,10 @@ pub fn resource_items(res: &ResourceDef, vdef: &VersionDef) -> TokenStream {
     } else {
         format!("{}/{}", crd.group, version.name)
     };
-    let schema_doc = format!(" The `openAPIV3Schema` of {} {}, as written in its schema file.", kind, version.name);
+    let schema_doc = format!(
+        " The `openAPIV3Schema` of {} {}, as written in its schema file.",
+        kind, version.name
+    );
     items.extend(quote! {
         #[doc = #schema_doc]
         pub const #json_const: &str = #json;
@@ -95,7 +102,9 @@ fn resource_attr(
             let s = s.as_ref();
             quote!(, label_selector_path = #s)
         });
-        parts.push(quote!(scale(spec_replicas_path = #spec, status_replicas_path = #status #selector)));
+        parts.push(
+            quote!(scale(spec_replicas_path = #spec, status_replicas_path = #status #selector)),
+        );
     }
     for s in &crd.names.short_names {
         parts.push(quote!(shortname = #s));
@@ -107,7 +116,11 @@ fn resource_attr(
         let name = col.name.as_ref();
         let ty = col.type_.as_ref();
         let path = col.json_path.as_ref();
-        let mut inner = vec![quote!(name = #name), quote!(type = #ty), quote!(json_path = #path)];
+        let mut inner = vec![
+            quote!(name = #name),
+            quote!(type = #ty),
+            quote!(json_path = #path),
+        ];
         if let Some(d) = &col.description {
             let d = d.as_ref();
             inner.push(quote!(description = #d));
@@ -153,5 +166,7 @@ fn raw_string(s: &str) -> TokenStream {
     while s.contains(&format!("\"{hashes}")) {
         hashes.push('#');
     }
-    format!("r{hashes}\"{s}\"{hashes}").parse().unwrap_or_else(|_| quote!(#s))
+    format!("r{hashes}\"{s}\"{hashes}")
+        .parse()
+        .unwrap_or_else(|_| quote!(#s))
 }

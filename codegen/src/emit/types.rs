@@ -18,9 +18,13 @@ pub(crate) fn type_tokens(ty: &TypeRef) -> TokenStream {
         TypeRef::Time => quote!(#meta::Time),
         TypeRef::ObjectMeta => quote!(#meta::ObjectMeta),
         TypeRef::IntOrString => {
-            quote!(::kapi_core::__private::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString)
+            quote!(
+                ::kapi_core::__private::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString
+            )
         }
-        TypeRef::Quantity => quote!(::kapi_core::__private::k8s_openapi::apimachinery::pkg::api::resource::Quantity),
+        TypeRef::Quantity => {
+            quote!(::kapi_core::__private::k8s_openapi::apimachinery::pkg::api::resource::Quantity)
+        }
         TypeRef::Json => quote!(::kapi_core::__private::serde_json::Value),
         TypeRef::List(inner) => {
             let inner = type_tokens(inner);
@@ -67,15 +71,21 @@ pub(crate) fn fields(def: &crate::model::StructDef) -> TokenStream {
             serde.push(quote!(rename = #json));
         }
         let ty = if f.optional {
-            serde.push(quote!(skip_serializing_if = "::std::option::Option::is_none"));
+            serde.push(quote!(
+                skip_serializing_if = "::std::option::Option::is_none"
+            ));
             quote!(::std::option::Option<#ty>)
         } else {
-            if f.ty == TypeRef::ObjectMeta || matches!(f.json_name.as_str(), "apiVersion" | "kind") {
+            if f.serde_default {
                 serde.push(quote!(default));
             }
             ty
         };
-        let serde = if serde.is_empty() { quote!() } else { quote!(#[serde(#(#serde),*)]) };
+        let serde = if serde.is_empty() {
+            quote!()
+        } else {
+            quote!(#[serde(#(#serde),*)])
+        };
         quote! {
             #doc
             #serde
@@ -107,7 +117,11 @@ pub fn type_def(def: &TypeDef) -> TokenStream {
             let doc = doc_attrs(s.doc.as_deref());
             let name = ident(&s.name);
             let all_optional = s.fields.iter().all(|f| f.optional);
-            let derives = if all_optional { quote!(Default,) } else { quote!() };
+            let derives = if all_optional {
+                quote!(Default,)
+            } else {
+                quote!()
+            };
             let attrs = common_attrs(derives);
             let fields = fields(s);
             quote! {

@@ -70,6 +70,9 @@ pub struct FieldDef {
     pub ty: TypeRef,
     /// `Option<ty>` (not required, or nullable).
     pub optional: bool,
+    /// `#[serde(default)]`: the resource's own apiVersion, kind and metadata, which a
+    /// client may leave out of a body.
+    pub serde_default: bool,
 }
 
 /// A string enum.

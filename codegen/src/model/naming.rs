@@ -13,12 +13,17 @@ fn words(s: &str) -> Vec<String> {
             }
             continue;
         }
-        let prev = if i > 0 { chars.get(i - 1).copied() } else { None };
+        let prev = if i > 0 {
+            chars.get(i - 1).copied()
+        } else {
+            None
+        };
         let next = chars.get(i + 1).copied();
         let boundary = c.is_ascii_uppercase()
             && !cur.is_empty()
             && (prev.is_some_and(|p| p.is_ascii_lowercase() || p.is_ascii_digit())
-                || (prev.is_some_and(|p| p.is_ascii_uppercase()) && next.is_some_and(|n| n.is_ascii_lowercase())));
+                || (prev.is_some_and(|p| p.is_ascii_uppercase())
+                    && next.is_some_and(|n| n.is_ascii_lowercase())));
         if boundary {
             out.push(std::mem::take(&mut cur));
         }
@@ -49,7 +54,11 @@ pub fn pascal_case(s: &str) -> String {
 /// `targetPort` → `target_port`, `HPAReplicas` → `hpa_replicas`, `$ref` → `ref_`.
 /// Rust keywords are returned as they are; the emitter writes them as raw identifiers.
 pub fn field_ident_name(s: &str) -> String {
-    let mut out = words(s).iter().map(|w| w.to_ascii_lowercase()).collect::<Vec<_>>().join("_");
+    let mut out = words(s)
+        .iter()
+        .map(|w| w.to_ascii_lowercase())
+        .collect::<Vec<_>>()
+        .join("_");
     if out.is_empty() {
         out.push_str("field");
     }
@@ -72,7 +81,11 @@ pub fn variant_name(value: &str, index: usize) -> String {
         return "Empty".to_string();
     }
     let p = pascal_case(value);
-    if p.is_empty() { format!("Value{index}") } else { p }
+    if p.is_empty() {
+        format!("Value{index}")
+    } else {
+        p
+    }
 }
 
 /// `example.kapi.dev` → `example_kapi_dev`; the core group `""` → `core`.
@@ -80,7 +93,16 @@ pub fn module_name(group: &str) -> String {
     if group.is_empty() {
         return "core".to_string();
     }
-    group.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect()
+    group
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

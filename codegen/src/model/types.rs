@@ -19,22 +19,33 @@ use super::{EnumDef, FieldDef, StructDef, TypeDef, TypeRef};
 /// `taken` holds the type names already used in the module (every kind of the module is
 /// in it before the first call), so names stay unique across resources.
 pub fn build_type_space(kind: &str, schema: &Schema, taken: &mut BTreeSet<String>) -> Vec<TypeDef> {
-    let mut b = TypeSpaceBuilder { types: Vec::new(), taken: std::mem::take(taken) };
+    let mut b = TypeSpaceBuilder {
+        types: Vec::new(),
+        taken: std::mem::take(taken),
+    };
     b.taken.insert(kind.to_string());
     let mut fields = vec![
         FieldDef {
             ident: "api_version".into(),
             json_name: "apiVersion".into(),
-            doc: Some("APIVersion defines the versioned schema of this representation of an object.".into()),
+            doc: Some(
+                "APIVersion defines the versioned schema of this representation of an object."
+                    .into(),
+            ),
             ty: TypeRef::String,
             optional: false,
+            serde_default: true,
         },
         FieldDef {
             ident: "kind".into(),
             json_name: "kind".into(),
-            doc: Some("Kind is a string value representing the REST resource this object represents.".into()),
+            doc: Some(
+                "Kind is a string value representing the REST resource this object represents."
+                    .into(),
+            ),
             ty: TypeRef::String,
             optional: false,
+            serde_default: true,
         },
         FieldDef {
             ident: "metadata".into(),
@@ -42,6 +53,7 @@ pub fn build_type_space(kind: &str, schema: &Schema, taken: &mut BTreeSet<String
             doc: Some("Standard object's metadata.".into()),
             ty: TypeRef::ObjectMeta,
             optional: false,
+            serde_default: true,
         },
     ];
     let mut idents: BTreeSet<String> = fields.iter().map(|f| f.ident.clone()).collect();
@@ -57,6 +69,7 @@ pub fn build_type_space(kind: &str, schema: &Schema, taken: &mut BTreeSet<String
             doc: prop.description.clone(),
             ty,
             optional: !schema.required.contains(name) || prop.nullable,
+            serde_default: false,
         });
     }
     let root = TypeDef::Struct(StructDef {
@@ -157,7 +170,11 @@ impl TypeSpaceBuilder {
                 (ident, v.clone())
             })
             .collect();
-        self.types.push(TypeDef::Enum(EnumDef { name: name.clone(), doc: schema.description.clone(), variants }));
+        self.types.push(TypeDef::Enum(EnumDef {
+            name: name.clone(),
+            doc: schema.description.clone(),
+            variants,
+        }));
         TypeRef::Named(name)
     }
 
@@ -183,6 +200,7 @@ impl TypeSpaceBuilder {
                 doc: prop.description.clone(),
                 ty,
                 optional: !schema.required.contains(prop_name) || prop.nullable,
+                serde_default: false,
             });
         }
         self.types[slot] = TypeDef::Struct(StructDef {
@@ -201,8 +219,12 @@ fn string_enum(schema: &Schema) -> Option<Vec<String>> {
     if values.is_empty() {
         return None;
     }
-    values.iter().map(|v| v.as_str().map(str::to_string)).collect::<Option<Vec<_>>>().filter(|_| {
-        // A nullable enum may hold null, which a Rust enum cannot: keep it a String.
-        !schema.nullable && !values.contains(&Value::Null)
-    })
+    values
+        .iter()
+        .map(|v| v.as_str().map(str::to_string))
+        .collect::<Option<Vec<_>>>()
+        .filter(|_| {
+            // A nullable enum may hold null, which a Rust enum cannot: keep it a String.
+            !schema.nullable && !values.contains(&Value::Null)
+        })
 }

@@ -24,6 +24,12 @@ fn main() {
             std::process::exit(1);
         }
     };
-    run(kapi_codegen::Builder::new().schemas_dir("../schemas"), "fixtures.rs");
-    run(kapi_codegen::Builder::new().schemas_dir(&crds), "testdata.rs");
+    run(
+        kapi_codegen::Builder::new().schemas_dir("../schemas"),
+        "fixtures.rs",
+    );
+    run(
+        kapi_codegen::Builder::new().schemas_dir(&crds),
+        "testdata.rs",
+    );
 }

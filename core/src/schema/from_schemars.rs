@@ -352,10 +352,8 @@ impl Converter<'_> {
                     out.insert(key.into(), other.clone());
                 }
             },
-            "default" => {
-                if !value.is_null() {
-                    out.insert(key.into(), value.clone());
-                }
+            "default" if !value.is_null() => {
+                out.insert(key.into(), value.clone());
             }
             "examples" => {
                 if let Some(first) = value.as_array().and_then(|v| v.first()) {

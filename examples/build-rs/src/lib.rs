@@ -18,7 +18,11 @@ pub mod hooks {
     impl kapi_core::Hooks<Gizmo> for GizmoHooks {
         fn validate(&self, obj: &Gizmo) -> ErrorList {
             let mut errs = ErrorList::new();
-            if obj.spec.as_ref().is_some_and(|s| s.motor == GizmoSpecMotor::Clockwork && s.speed.unwrap_or(0) > 5) {
+            if obj
+                .spec
+                .as_ref()
+                .is_some_and(|s| s.motor == GizmoSpecMotor::Clockwork && s.speed.unwrap_or(0) > 5)
+            {
                 errs.push(FieldError::invalid(
                     &FieldPath::new("spec.speed"),
                     obj.spec.as_ref().and_then(|s| s.speed).unwrap_or(0),

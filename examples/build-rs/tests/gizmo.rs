@@ -52,5 +52,8 @@ fn generated_resource_registers_and_validates() {
     let mut changed = obj.clone();
     changed["spec"]["motor"] = json!("electric");
     let errs = strategy.validate_update(&changed, &obj);
-    assert_eq!(errs[0].to_string(), "spec.motor: Invalid value: \"electric\": field is immutable");
+    assert_eq!(
+        errs[0].to_string(),
+        "spec.motor: Invalid value: \"electric\": field is immutable"
+    );
 }

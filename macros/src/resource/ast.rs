@@ -74,7 +74,12 @@ impl<'a> Input<'a> {
                 None
             }
         };
-        Input { original: input, ident, attrs, fields }
+        Input {
+            original: input,
+            ident,
+            attrs,
+            fields,
+        }
     }
 }
 

@@ -96,6 +96,9 @@ pub struct Attrs {
     pub schema: Option<syn::Path>,
     /// `crate`.
     pub krate: Option<syn::Path>,
+    /// Every known key written, even with an invalid value, so that a bad value is not
+    /// also reported as a missing key.
+    pub present: Vec<Symbol>,
 }
 
 /// Reads every `#[resource(...)]` in `attrs`.
@@ -124,39 +127,94 @@ pub fn parse(cx: &Ctxt, attrs: &[syn::Attribute]) -> Attrs {
 
 fn parse_key(cx: &Ctxt, out: &mut Attrs, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
     let path = &meta.path;
+    if let Some(key) = symbol::RESOURCE_KEYS.iter().find(|k| *path == **k) {
+        out.present.push(*key);
+    }
     if *path == symbol::GROUP {
-        set(cx, meta, &mut out.group, lit_str(cx, meta, symbol::GROUP, "\"example.kapi.dev\"")?);
+        set(
+            cx,
+            meta,
+            &mut out.group,
+            lit_str(cx, meta, symbol::GROUP, "\"example.kapi.dev\"")?,
+        );
     } else if *path == symbol::VERSION {
-        set(cx, meta, &mut out.version, lit_str(cx, meta, symbol::VERSION, "\"v1\"")?);
+        set(
+            cx,
+            meta,
+            &mut out.version,
+            lit_str(cx, meta, symbol::VERSION, "\"v1\"")?,
+        );
     } else if *path == symbol::KIND {
-        set(cx, meta, &mut out.kind, lit_str(cx, meta, symbol::KIND, "\"Widget\"")?);
+        set(
+            cx,
+            meta,
+            &mut out.kind,
+            lit_str(cx, meta, symbol::KIND, "\"Widget\"")?,
+        );
     } else if *path == symbol::PLURAL {
-        set(cx, meta, &mut out.plural, lit_str(cx, meta, symbol::PLURAL, "\"widgets\"")?);
+        set(
+            cx,
+            meta,
+            &mut out.plural,
+            lit_str(cx, meta, symbol::PLURAL, "\"widgets\"")?,
+        );
     } else if *path == symbol::SINGULAR {
-        set(cx, meta, &mut out.singular, lit_str(cx, meta, symbol::SINGULAR, "\"widget\"")?);
+        set(
+            cx,
+            meta,
+            &mut out.singular,
+            lit_str(cx, meta, symbol::SINGULAR, "\"widget\"")?,
+        );
     } else if *path == symbol::LIST_KIND {
-        set(cx, meta, &mut out.list_kind, lit_str(cx, meta, symbol::LIST_KIND, "\"WidgetList\"")?);
+        set(
+            cx,
+            meta,
+            &mut out.list_kind,
+            lit_str(cx, meta, symbol::LIST_KIND, "\"WidgetList\"")?,
+        );
     } else if *path == symbol::NAMESPACED {
-        set(cx, meta, &mut out.namespaced, flag(cx, meta, symbol::NAMESPACED)?);
+        set(
+            cx,
+            meta,
+            &mut out.namespaced,
+            flag(cx, meta, symbol::NAMESPACED)?,
+        );
     } else if *path == symbol::STATUS {
         set(cx, meta, &mut out.status, flag(cx, meta, symbol::STATUS)?);
     } else if *path == symbol::DEPRECATED {
-        set(cx, meta, &mut out.deprecated, flag(cx, meta, symbol::DEPRECATED)?);
+        set(
+            cx,
+            meta,
+            &mut out.deprecated,
+            flag(cx, meta, symbol::DEPRECATED)?,
+        );
     } else if *path == symbol::DEPRECATION_WARNING {
         let example = "\"example.kapi.dev/v1 Widget is deprecated; use v2\"";
         let value = lit_str(cx, meta, symbol::DEPRECATION_WARNING, example)?;
         set(cx, meta, &mut out.deprecation_warning, value);
     } else if *path == symbol::SERVED {
-        set(cx, meta, &mut out.served, bool_value(cx, meta, symbol::SERVED)?);
+        set(
+            cx,
+            meta,
+            &mut out.served,
+            bool_value(cx, meta, symbol::SERVED)?,
+        );
     } else if *path == symbol::STORAGE {
-        set(cx, meta, &mut out.storage, bool_value(cx, meta, symbol::STORAGE)?);
+        set(
+            cx,
+            meta,
+            &mut out.storage,
+            bool_value(cx, meta, symbol::STORAGE)?,
+        );
     } else if *path == symbol::SCALE {
         let scale = scale(cx, meta)?;
         set(cx, meta, &mut out.scale, scale);
     } else if *path == symbol::SHORTNAME {
-        out.short_names.extend(lit_str(cx, meta, symbol::SHORTNAME, "\"wd\"")?);
+        out.short_names
+            .extend(lit_str(cx, meta, symbol::SHORTNAME, "\"wd\"")?);
     } else if *path == symbol::CATEGORY {
-        out.categories.extend(lit_str(cx, meta, symbol::CATEGORY, "\"all\"")?);
+        out.categories
+            .extend(lit_str(cx, meta, symbol::CATEGORY, "\"all\"")?);
     } else if *path == symbol::PRINTCOLUMN {
         out.print_columns.extend(print_column(cx, meta)?);
     } else if *path == symbol::SELECTABLE_FIELD {
@@ -167,10 +225,21 @@ fn parse_key(cx: &Ctxt, out: &mut Attrs, meta: &ParseNestedMeta<'_>) -> syn::Res
     } else if *path == symbol::SCHEMA {
         let expected = "expected `schema` to be the path of a `fn() -> &'static Schema`, \
                         e.g. `schema = crate::schemas::widget`";
-        set(cx, meta, &mut out.schema, path_value(cx, meta, symbol::SCHEMA, expected)?);
+        set(
+            cx,
+            meta,
+            &mut out.schema,
+            path_value(cx, meta, symbol::SCHEMA, expected)?,
+        );
     } else if *path == symbol::CRATE {
-        let expected = "expected `crate` to be the path of kapi-core, e.g. `crate = \"::kapi_core\"`";
-        set(cx, meta, &mut out.krate, path_value(cx, meta, symbol::CRATE, expected)?);
+        let expected =
+            "expected `crate` to be the path of kapi-core, e.g. `crate = \"::kapi_core\"`";
+        set(
+            cx,
+            meta,
+            &mut out.krate,
+            path_value(cx, meta, symbol::CRATE, expected)?,
+        );
     } else {
         unknown_key(cx, meta, symbol::RESOURCE_KEYS, "resource")?;
     }
@@ -196,13 +265,26 @@ fn unknown_key(
     attribute: &str,
 ) -> syn::Result<()> {
     let name = meta.path.to_token_stream().to_string().replace(' ', "");
-    let message = match symbol::suggest(&name, known) {
-        Some(suggestion) => {
+    let nested = [
+        ("scale", symbol::SCALE_KEYS),
+        ("printcolumn", symbol::PRINTCOLUMN_KEYS),
+    ];
+    let belongs_to = nested
+        .iter()
+        .find(|(_, keys)| keys.iter().any(|k| k.as_str() == name));
+    let message = match (symbol::suggest(&name, known), belongs_to) {
+        (_, Some((parent, _))) if attribute == "resource" => {
+            format!("`{name}` belongs inside `{parent}(...)`, not directly in `#[resource(...)]`")
+        }
+        (Some(suggestion), _) => {
             format!("unknown `{attribute}` attribute `{name}`, did you mean `{suggestion}`?")
         }
-        None => {
+        (None, _) => {
             let list: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
-            format!("unknown `{attribute}` attribute `{name}`, expected one of {}", list.join(", "))
+            format!(
+                "unknown `{attribute}` attribute `{name}`, expected one of {}",
+                list.join(", ")
+            )
         }
     };
     cx.error_spanned_by(&meta.path, message);
@@ -220,7 +302,12 @@ fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
 }
 
 /// The expression after `key =`, or an error at the key when there is no `=`.
-fn value_expr(cx: &Ctxt, meta: &ParseNestedMeta<'_>, key: Symbol, example: &str) -> syn::Result<Option<Expr>> {
+fn value_expr(
+    cx: &Ctxt,
+    meta: &ParseNestedMeta<'_>,
+    key: Symbol,
+    example: &str,
+) -> syn::Result<Option<Expr>> {
     if !meta.input.peek(Token![=]) {
         cx.error_spanned_by(&meta.path, format!("expected a value: `{key} = {example}`"));
         skip_value(meta)?;
@@ -234,11 +321,21 @@ fn value_expr(cx: &Ctxt, meta: &ParseNestedMeta<'_>, key: Symbol, example: &str)
 }
 
 /// `key = "string"`.
-fn lit_str(cx: &Ctxt, meta: &ParseNestedMeta<'_>, key: Symbol, example: &str) -> syn::Result<Option<LitStr>> {
+fn lit_str(
+    cx: &Ctxt,
+    meta: &ParseNestedMeta<'_>,
+    key: Symbol,
+    example: &str,
+) -> syn::Result<Option<LitStr>> {
     Ok(match value_expr(cx, meta, key, example)? {
-        Some(Expr::Lit(ExprLit { lit: Lit::Str(s), .. })) => Some(s),
+        Some(Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        })) => Some(s),
         Some(other) => {
-            cx.error_spanned_by(other, format!("expected `{key}` to be a string literal: `{key} = {example}`"));
+            cx.error_spanned_by(
+                other,
+                format!("expected `{key}` to be a string literal: `{key} = {example}`"),
+            );
             None
         }
         None => None,
@@ -248,9 +345,13 @@ fn lit_str(cx: &Ctxt, meta: &ParseNestedMeta<'_>, key: Symbol, example: &str) ->
 /// `key = true|false`.
 fn bool_value(cx: &Ctxt, meta: &ParseNestedMeta<'_>, key: Symbol) -> syn::Result<Option<Flag>> {
     Ok(match value_expr(cx, meta, key, "false")? {
-        Some(Expr::Lit(ExprLit { lit: Lit::Bool(LitBool { value, .. }), .. })) => {
-            Some(Flag { path: meta.path.clone(), value })
-        }
+        Some(Expr::Lit(ExprLit {
+            lit: Lit::Bool(LitBool { value, .. }),
+            ..
+        })) => Some(Flag {
+            path: meta.path.clone(),
+            value,
+        }),
         Some(other) => {
             cx.error_spanned_by(other, format!("expected `{key}` to be `true` or `false`"));
             None
@@ -265,11 +366,17 @@ fn flag(cx: &Ctxt, meta: &ParseNestedMeta<'_>, key: Symbol) -> syn::Result<Optio
         return bool_value(cx, meta, key);
     }
     if meta.input.peek(syn::token::Paren) {
-        cx.error_spanned_by(&meta.path, format!("`{key}` is a flag and takes no arguments: write `{key}`"));
+        cx.error_spanned_by(
+            &meta.path,
+            format!("`{key}` is a flag and takes no arguments: write `{key}`"),
+        );
         skip_value(meta)?;
         return Ok(None);
     }
-    Ok(Some(Flag { path: meta.path.clone(), value: true }))
+    Ok(Some(Flag {
+        path: meta.path.clone(),
+        value: true,
+    }))
 }
 
 /// `key = path::to::item` or `key = "path::to::item"`.
@@ -281,7 +388,9 @@ fn path_value(
 ) -> syn::Result<Option<syn::Path>> {
     Ok(match value_expr(cx, meta, key, "path::to::item")? {
         Some(Expr::Path(p)) if p.qself.is_none() => Some(p.path),
-        Some(Expr::Lit(ExprLit { lit: Lit::Str(s), .. })) => match s.parse::<syn::Path>() {
+        Some(Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        })) => match s.parse::<syn::Path>() {
             Ok(path) => Some(path),
             Err(_) => {
                 cx.error_spanned_by(s, expected);
@@ -301,8 +410,13 @@ fn hooks_type(cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> syn::Result<Option<syn::
     let expected = "expected `hooks` to be a type implementing `kapi_core::Hooks<Self>`, \
                     e.g. `hooks = WidgetHooks`";
     Ok(match value_expr(cx, meta, symbol::HOOKS, "WidgetHooks")? {
-        Some(Expr::Path(p)) => Some(syn::Type::Path(syn::TypePath { qself: p.qself, path: p.path })),
-        Some(Expr::Lit(ExprLit { lit: Lit::Str(s), .. })) => match s.parse::<syn::Type>() {
+        Some(Expr::Path(p)) => Some(syn::Type::Path(syn::TypePath {
+            qself: p.qself,
+            path: p.path,
+        })),
+        Some(Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        })) => match s.parse::<syn::Type>() {
             Ok(ty) => Some(ty),
             Err(_) => {
                 cx.error_spanned_by(s, expected);
@@ -340,10 +454,20 @@ fn scale(cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> syn::Result<Option<Scale>> {
             let value = lit_str(cx, &inner, symbol::SPEC_REPLICAS_PATH, "\".spec.replicas\"")?;
             set(cx, &inner, &mut scale.spec_replicas_path, value);
         } else if *path == symbol::STATUS_REPLICAS_PATH {
-            let value = lit_str(cx, &inner, symbol::STATUS_REPLICAS_PATH, "\".status.replicas\"")?;
+            let value = lit_str(
+                cx,
+                &inner,
+                symbol::STATUS_REPLICAS_PATH,
+                "\".status.replicas\"",
+            )?;
             set(cx, &inner, &mut scale.status_replicas_path, value);
         } else if *path == symbol::LABEL_SELECTOR_PATH {
-            let value = lit_str(cx, &inner, symbol::LABEL_SELECTOR_PATH, "\".status.selector\"")?;
+            let value = lit_str(
+                cx,
+                &inner,
+                symbol::LABEL_SELECTOR_PATH,
+                "\".status.selector\"",
+            )?;
             set(cx, &inner, &mut scale.label_selector_path, value);
         } else {
             unknown_key(cx, &inner, symbol::SCALE_KEYS, "scale")?;
@@ -375,9 +499,19 @@ fn print_column(cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> syn::Result<Option<Pri
     meta.parse_nested_meta(|inner| {
         let path = &inner.path;
         if *path == symbol::NAME {
-            set(cx, &inner, &mut column.name, lit_str(cx, &inner, symbol::NAME, "\"Size\"")?);
+            set(
+                cx,
+                &inner,
+                &mut column.name,
+                lit_str(cx, &inner, symbol::NAME, "\"Size\"")?,
+            );
         } else if *path == symbol::TYPE {
-            set(cx, &inner, &mut column.type_, lit_str(cx, &inner, symbol::TYPE, "\"string\"")?);
+            set(
+                cx,
+                &inner,
+                &mut column.type_,
+                lit_str(cx, &inner, symbol::TYPE, "\"string\"")?,
+            );
         } else if *path == symbol::JSON_PATH {
             let value = lit_str(cx, &inner, symbol::JSON_PATH, "\".spec.size\"")?;
             set(cx, &inner, &mut column.json_path, value);
@@ -385,7 +519,12 @@ fn print_column(cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> syn::Result<Option<Pri
             let value = lit_str(cx, &inner, symbol::DESCRIPTION, "\"The widget's size\"")?;
             set(cx, &inner, &mut column.description, value);
         } else if *path == symbol::FORMAT {
-            set(cx, &inner, &mut column.format, lit_str(cx, &inner, symbol::FORMAT, "\"int32\"")?);
+            set(
+                cx,
+                &inner,
+                &mut column.format,
+                lit_str(cx, &inner, symbol::FORMAT, "\"int32\"")?,
+            );
         } else if *path == symbol::PRIORITY {
             let value = priority(cx, &inner)?;
             set(cx, &inner, &mut column.priority, value);
@@ -401,7 +540,9 @@ fn print_column(cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> syn::Result<Option<Pri
 fn priority(cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> syn::Result<Option<(LitInt, i32)>> {
     let expected = "expected `priority` to be a non-negative integer: `priority = 1`";
     Ok(match value_expr(cx, meta, symbol::PRIORITY, "1")? {
-        Some(Expr::Lit(ExprLit { lit: Lit::Int(int), .. })) => match int.base10_parse::<i32>() {
+        Some(Expr::Lit(ExprLit {
+            lit: Lit::Int(int), ..
+        })) => match int.base10_parse::<i32>() {
             Ok(value) => Some((int, value)),
             Err(_) => {
                 cx.error_spanned_by(int, expected);

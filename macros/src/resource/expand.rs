@@ -34,7 +34,11 @@ pub fn derive(input: &DeriveInput) -> TokenStream {
 
 /// The kapi-core path generated code refers to.
 fn krate(input: &Input<'_>) -> syn::Path {
-    input.attrs.krate.clone().unwrap_or_else(|| parse_quote!(::kapi_core))
+    input
+        .attrs
+        .krate
+        .clone()
+        .unwrap_or_else(|| parse_quote!(::kapi_core))
 }
 
 /// The names of a resource with every default filled in.
@@ -68,7 +72,14 @@ fn impl_resource(input: &Input<'_>) -> TokenStream {
     let krate = krate(input);
     let attrs = &input.attrs;
     let ident = input.ident;
-    let Names { group, version, kind, list_kind, plural, singular } = Names::resolve(input);
+    let Names {
+        group,
+        version,
+        kind,
+        list_kind,
+        plural,
+        singular,
+    } = Names::resolve(input);
 
     let cow = quote!(::std::borrow::Cow::Borrowed);
     let some = quote!(::core::option::Option::Some);
@@ -82,7 +93,9 @@ fn impl_resource(input: &Input<'_>) -> TokenStream {
         quote!(#cow(&[#(#cow(#values)),*]))
     };
 
-    let is_set = |flag: &Option<super::attr::Flag>, default: bool| flag.as_ref().map_or(default, |f| f.value);
+    let is_set = |flag: &Option<super::attr::Flag>, default: bool| {
+        flag.as_ref().map_or(default, |f| f.value)
+    };
     let scope = if is_set(&attrs.namespaced, false) {
         quote!(#krate::Scope::Namespaced)
     } else {
@@ -96,8 +109,16 @@ fn impl_resource(input: &Input<'_>) -> TokenStream {
 
     let scale = match &attrs.scale {
         Some(scale) => {
-            let spec = scale.spec_replicas_path.as_ref().map(LitStr::value).unwrap_or_default();
-            let status = scale.status_replicas_path.as_ref().map(LitStr::value).unwrap_or_default();
+            let spec = scale
+                .spec_replicas_path
+                .as_ref()
+                .map(LitStr::value)
+                .unwrap_or_default();
+            let status = scale
+                .status_replicas_path
+                .as_ref()
+                .map(LitStr::value)
+                .unwrap_or_default();
             let selector = opt_str(scale.label_selector_path.as_ref().map(LitStr::value));
             quote! {
                 #some(#krate::ScaleInfo {
@@ -143,6 +164,10 @@ fn impl_resource(input: &Input<'_>) -> TokenStream {
         Some(function) => quote_spanned!(function.span()=> #function()),
         None => {
             let schemars = quote!(#krate::__private::schemars);
+            let message = format!(
+                "kapi: the JSON schema of `{ident}` is not a valid structural schema; fix the type \
+                 or give it `#[resource(schema = ...)]`: {{}}"
+            );
             quote_spanned! {ident.span()=>
                 static SCHEMA: ::std::sync::OnceLock<#krate::schema::Schema> = ::std::sync::OnceLock::new();
                 SCHEMA.get_or_init(|| {
@@ -152,12 +177,7 @@ fn impl_resource(input: &Input<'_>) -> TokenStream {
                         ::core::result::Result::Err(errors) => {
                             let errors: ::std::vec::Vec<::std::string::String> =
                                 errors.iter().map(::std::string::ToString::to_string).collect();
-                            ::core::panic!(
-                                "kapi: the JSON schema derived for `{}` is not a valid structural schema \
-                                 (fix the type's definition or give it `#[resource(schema = ...)]`): {}",
-                                ::core::stringify!(#ident),
-                                errors.join("; "),
-                            )
+                            ::core::panic!(#message, errors.join("; "))
                         }
                     }
                 })
@@ -165,8 +185,13 @@ fn impl_resource(input: &Input<'_>) -> TokenStream {
         }
     };
 
-    let object_meta = quote!(#krate::__private::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta);
-    let metadata_ty = input.fields.as_ref().and_then(|f| f.metadata).map(|f| f.ty.span());
+    let object_meta =
+        quote!(#krate::__private::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta);
+    let metadata_ty = input
+        .fields
+        .as_ref()
+        .and_then(|f| f.metadata)
+        .map(|f| f.ty.span());
     let metadata_span = metadata_ty.unwrap_or_else(|| ident.span());
     let metadata = quote_spanned!(metadata_span=> &self.metadata);
     let metadata_mut = quote_spanned!(metadata_span=> &mut self.metadata);
@@ -228,7 +253,8 @@ fn fallback(input: &Input<'_>) -> TokenStream {
     }
     let krate = krate(input);
     let ident = input.ident;
-    let object_meta = quote!(#krate::__private::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta);
+    let object_meta =
+        quote!(#krate::__private::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta);
     quote! {
         #[automatically_derived]
         impl #krate::Resource for #ident {
@@ -271,7 +297,7 @@ mod tests {
 
     #[test]
     fn gadget() {
-        insta::assert_snapshot!(expand(quote! {
+        let out = expand(quote! {
             #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, Resource)]
             #[resource(
                 group = "example.kapi.dev",
@@ -303,17 +329,19 @@ mod tests {
                 pub spec: GadgetSpec,
                 pub status: Option<GadgetStatus>,
             }
-        }));
+        });
+        insta::assert_snapshot!(out);
     }
 
     #[test]
     fn minimal_cluster_scoped() {
-        insta::assert_snapshot!(expand(quote! {
+        let out = expand(quote! {
             #[resource(group = "", version = "v1")]
             struct Policy {
                 metadata: ObjectMeta,
             }
-        }));
+        });
+        insta::assert_snapshot!(out);
     }
 
     #[test]
@@ -337,17 +365,21 @@ mod tests {
                 metadata: ObjectMeta,
             }
         });
-        assert!(!out.contains("kapi_core"), "custom crate path leaves no default behind:\n{out}");
+        assert!(
+            !out.contains("kapi_core"),
+            "custom crate path leaves no default behind:\n{out}"
+        );
         insta::assert_snapshot!(out);
     }
 
     #[test]
     fn errors_come_with_a_fallback_impl() {
-        insta::assert_snapshot!(expand(quote! {
+        let out = expand(quote! {
             #[resource(group = "example.kapi.dev", shortnames = "x")]
             struct Broken {
                 metadata: ObjectMeta,
             }
-        }));
+        });
+        insta::assert_snapshot!(out);
     }
 }

@@ -5,11 +5,16 @@
 /// (`widget` → `widgets`, `class` → `classes`, `policy` → `policies`, `box` → `boxes`).
 pub fn guess_plural(singular: &str) -> String {
     let ends_in_consonant_y = singular.strip_suffix('y').is_some_and(|stem| {
-        stem.chars().last().is_some_and(|c| !matches!(c, 'a' | 'e' | 'i' | 'o' | 'u'))
+        stem.chars()
+            .last()
+            .is_some_and(|c| !matches!(c, 'a' | 'e' | 'i' | 'o' | 'u'))
     });
     if ends_in_consonant_y {
         format!("{}ies", &singular[..singular.len() - 1])
-    } else if ["s", "ch", "sh", "x", "z"].iter().any(|end| singular.ends_with(end)) {
+    } else if ["s", "ch", "sh", "x", "z"]
+        .iter()
+        .any(|end| singular.ends_with(end))
+    {
         format!("{singular}es")
     } else {
         format!("{singular}s")
@@ -40,7 +45,9 @@ pub fn dns1123_subdomain_error(value: &str) -> Option<String> {
     if value.len() > 253 {
         return Some("must be no more than 253 characters".to_string());
     }
-    let ok = value.split('.').all(|label| dns1123_label_error(label).is_none());
+    let ok = value
+        .split('.')
+        .all(|label| dns1123_label_error(label).is_none());
     (!ok).then(|| MESSAGE.to_string())
 }
 
@@ -52,7 +59,8 @@ pub fn dns1035_label_error(value: &str) -> Option<String> {
     if value.len() > 63 {
         return Some("must be no more than 63 characters".to_string());
     }
-    let ok = dns1123_label_error(value).is_none() && value.starts_with(|c: char| c.is_ascii_lowercase());
+    let ok =
+        dns1123_label_error(value).is_none() && value.starts_with(|c: char| c.is_ascii_lowercase());
     (!ok).then(|| MESSAGE.to_string())
 }
 

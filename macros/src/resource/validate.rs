@@ -35,11 +35,10 @@ impl Input<'_> {
     fn check_required(&self, cx: &Ctxt) {
         let attrs = &self.attrs;
         let mut missing = Vec::new();
-        if attrs.group.is_none() {
-            missing.push(symbol::GROUP);
-        }
-        if attrs.version.is_none() {
-            missing.push(symbol::VERSION);
+        for key in [symbol::GROUP, symbol::VERSION] {
+            if !attrs.present.contains(&key) {
+                missing.push(key);
+            }
         }
         if missing.is_empty() {
             return;
@@ -53,15 +52,12 @@ impl Input<'_> {
         match &attrs.first {
             Some(attr) => cx.error_spanned_by(
                 attr,
-                format!("{what}: `#[resource(group = \"example.kapi.dev\", version = \"v1\")]`"),
+                format!("{what}, e.g. `#[resource(group = \"example.kapi.dev\", version = \"v1\")]`"),
             ),
             None => cx.error_spanned_by(
                 self.ident,
-                format!(
-                    "#[derive(Resource)] needs a `#[resource(...)]` attribute naming at least \
-                     the group and version, e.g. `#[resource(group = \"example.kapi.dev\", \
-                     version = \"v1\")]` ({what})"
-                ),
+                "missing `#[resource(...)]` attribute: #[derive(Resource)] needs at least the \
+                 group and version, e.g. `#[resource(group = \"example.kapi.dev\", version = \"v1\")]`",
             ),
         }
     }
@@ -75,7 +71,11 @@ impl Input<'_> {
             }
         }
         let labels = [
-            (&attrs.version, "version", names::dns1035_label_error as fn(&str) -> Option<String>),
+            (
+                &attrs.version,
+                "version",
+                names::dns1035_label_error as fn(&str) -> Option<String>,
+            ),
             (&attrs.kind, "kind", names::kind_error),
             (&attrs.list_kind, "list_kind", names::kind_error),
             (&attrs.plural, "plural", names::dns1123_label_error),
@@ -121,7 +121,14 @@ impl Input<'_> {
                  (k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta)",
             );
         }
-        if let Some(status) = &self.attrs.status {
+        // With an explicit schema (generated code) the schema decides: a CRD may declare
+        // the status subresource without a status property, as Tekton's do.
+        if let Some(status) = self
+            .attrs
+            .status
+            .as_ref()
+            .filter(|_| self.attrs.schema.is_none())
+        {
             if status.value && fields.status.is_none() {
                 cx.error_spanned_by(
                     &status.path,
@@ -132,7 +139,9 @@ impl Input<'_> {
     }
 
     fn check_scale(&self, cx: &Ctxt) {
-        let Some(scale) = &self.attrs.scale else { return };
+        let Some(scale) = &self.attrs.scale else {
+            return;
+        };
         if !self.attrs.status.as_ref().is_some_and(|f| f.value) {
             cx.error_spanned_by(
                 &scale.path,
@@ -234,7 +243,7 @@ fn report(cx: &Ctxt, lit: &LitStr, key: &str, problem: Option<String>) {
 
 fn check_json_path(cx: &Ctxt, lit: &LitStr, key: &str) {
     let value = lit.value();
-    if !value.starts_with('.') || value.len() < 2 || value.contains(' ') {
+    if !value.starts_with('.') || value.len() < 2 {
         cx.error_spanned_by(
             lit,
             format!("invalid `{key}` {value:?}: must be a JSON path starting with `.`, e.g. \".spec.size\""),
@@ -244,11 +253,20 @@ fn check_json_path(cx: &Ctxt, lit: &LitStr, key: &str) {
 
 fn check_under(cx: &Ctxt, lit: &LitStr, key: &str, prefixes: &[&str]) {
     let value = lit.value();
-    if !prefixes.iter().any(|p| value.starts_with(p) && value.len() > p.len()) {
-        let under: Vec<String> = prefixes.iter().map(|p| format!("`{}`", p.trim_end_matches('.'))).collect();
+    if !prefixes
+        .iter()
+        .any(|p| value.starts_with(p) && value.len() > p.len())
+    {
+        let under: Vec<String> = prefixes
+            .iter()
+            .map(|p| format!("`{}`", p.trim_end_matches('.')))
+            .collect();
         cx.error_spanned_by(
             lit,
-            format!("invalid `{key}` {value:?}: must be a JSON path under {}", under.join(" or ")),
+            format!(
+                "invalid `{key}` {value:?}: must be a JSON path under {}",
+                under.join(" or ")
+            ),
         );
     }
 }

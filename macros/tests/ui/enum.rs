@@ -1,0 +1,11 @@
+use kapi_macros::Resource;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Serialize, Deserialize, Resource)]
+#[resource(group = "example.kapi.dev", version = "v1")]
+enum Widget {
+    Small,
+    Large,
+}
+
+fn main() {}

@@ -1,0 +1,16 @@
+use kapi_core::__private::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kapi_macros::Resource;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Serialize, Deserialize, Resource)]
+#[resource(
+    group = "example.kapi.dev",
+    version = "v1",
+    scale(spec_replicas_path = ".spec.replicas", status_replicas_path = ".status.replicas")
+)]
+struct Widget {
+    metadata: ObjectMeta,
+    status: Option<String>,
+}
+
+fn main() {}

@@ -1,0 +1,15 @@
+use kapi_core::__private::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kapi_macros::Resource;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Serialize, Deserialize, Resource)]
+#[resource(group = "example.kapi.dev", version = "v1")]
+struct Widget(ObjectMeta);
+
+#[derive(Resource)]
+#[resource(group = "example.kapi.dev", version = "v1")]
+union Gizmo {
+    a: u32,
+}
+
+fn main() {}
