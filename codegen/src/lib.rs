@@ -9,14 +9,12 @@
 //! ## In `build.rs`
 //!
 //! ```no_run
-//! // build.rs
-//! fn main() {
-//!     kapi_codegen::Builder::new()
-//!         .schemas_dir("schemas")
-//!         .hooks("widgets.example.kapi.dev", "crate::hooks::WidgetHooks")
-//!         .generate()
-//!         .unwrap_or_else(|e| panic!("{e}"));
-//! }
+//! // build.rs: the body of `fn main`
+//! kapi_codegen::Builder::new()
+//!     .schemas_dir("schemas")
+//!     .hooks("widgets.example.kapi.dev", "crate::hooks::WidgetHooks")
+//!     .generate()
+//!     .unwrap_or_else(|e| panic!("{e}"));
 //! ```
 //!
 //! ```ignore

@@ -25,6 +25,23 @@ pub(crate) fn doc_attrs(doc: Option<&str>) -> TokenStream {
     let Some(doc) = doc.map(str::trim).filter(|d| !d.is_empty()) else {
         return TokenStream::new();
     };
-    let lines = doc.lines().map(|l| format!(" {}", l.trim_end()));
+    // Descriptions are Markdown written for `kubectl explain`, not Rust: code fences are
+    // marked `text` and indentation dropped, so rustdoc never runs them as doctests.
+    let mut in_fence = false;
+    let lines = doc.lines().map(|l| {
+        let l = l.trim();
+        if l.starts_with("```") {
+            in_fence = !in_fence;
+            if in_fence {
+                // Any language tag (yaml, json, ...) becomes `text`.
+                return " ```text".to_string();
+            }
+        }
+        format!(" {l}")
+    });
+    let mut lines: Vec<String> = lines.collect();
+    if in_fence {
+        lines.push(" ```".to_string());
+    }
     quote! { #(#[doc = #lines])* }
 }

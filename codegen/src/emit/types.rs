@@ -13,7 +13,8 @@ pub(crate) fn type_tokens(ty: &TypeRef) -> TokenStream {
         TypeRef::String => quote!(::std::string::String),
         TypeRef::I32 => quote!(i32),
         TypeRef::I64 => quote!(i64),
-        TypeRef::F64 => quote!(f64),
+        // Not f64: a JSON number must come back as written (`1` stays `1`, not `1.0`).
+        TypeRef::Number => quote!(::kapi_core::__private::serde_json::Number),
         TypeRef::Bool => quote!(bool),
         TypeRef::Time => quote!(#meta::Time),
         TypeRef::ObjectMeta => quote!(#meta::ObjectMeta),

@@ -95,8 +95,8 @@ pub enum TypeRef {
     I32,
     /// `i64`.
     I64,
-    /// `f64`.
-    F64,
+    /// `serde_json::Number`, which keeps a number exactly as written.
+    Number,
     /// `bool`.
     Bool,
     /// `Time` (date-time strings).

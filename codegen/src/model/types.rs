@@ -131,7 +131,7 @@ impl TypeSpaceBuilder {
                 Some("int32") => TypeRef::I32,
                 _ => TypeRef::I64,
             },
-            Some(SchemaType::Number) => TypeRef::F64,
+            Some(SchemaType::Number) => TypeRef::Number,
             Some(SchemaType::Boolean) => TypeRef::Bool,
             Some(SchemaType::Array) => match &schema.items {
                 Some(items) => TypeRef::List(Box::new(self.type_ref(hint, items))),
