@@ -222,24 +222,8 @@ fn string_at(doc: &Value, path: &[&str]) -> Option<String> {
     v.as_str().map(str::to_string)
 }
 
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 fn wrong_type(path: &FieldPath, v: &Value, want: &str) -> FieldError {
-    FieldError::type_invalid(
-        path,
-        v.clone(),
-        format!("must be of type {want}, got {}", type_name(v)),
-    )
+    FieldError::wrong_type(path, v, want)
 }
 
 fn opt_string(

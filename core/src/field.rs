@@ -267,6 +267,13 @@ impl FieldError {
         )
     }
 
+    /// `field.TypeInvalid` for a JSON value of the wrong type:
+    /// `must be of type string, not number`.
+    pub fn wrong_type(path: &FieldPath, value: &Value, want: &str) -> Self {
+        let detail = format!("must be of type {want}, not {}", json_type_name(value));
+        Self::type_invalid(path, value.clone(), detail)
+    }
+
     /// `field.InternalError`.
     pub fn internal(path: &FieldPath, detail: impl Into<String>) -> Self {
         Self::make(ErrorType::Internal, path, None, detail)
@@ -308,6 +315,18 @@ pub fn render_value(v: &Value) -> String {
         Value::String(s) => format!("{s:?}"),
         Value::Null => "null".to_string(),
         other => other.to_string(),
+    }
+}
+
+/// The JSON type of a value, as JSON Schema names it (`number` for every number).
+pub fn json_type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
     }
 }
 

@@ -711,23 +711,8 @@ fn check_defaults(s: &Schema, path: &FieldPath, errs: &mut ErrorList) {
 
 // ---- typed accessors reporting decode errors ----
 
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 fn wrong_type(path: &FieldPath, v: &Value, want: &str) -> FieldError {
-    FieldError::type_invalid(
-        path,
-        v.clone(),
-        format!("must be of type {want}, not {}", json_type(v)),
-    )
+    FieldError::wrong_type(path, v, want)
 }
 
 fn unknown_field(path: &FieldPath, key: &str) -> FieldError {
