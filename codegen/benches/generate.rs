@@ -10,7 +10,11 @@ fn testdata_crds() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/testdata"));
     let crds = base.join("crds");
-    assert!(crds.is_dir(), "testdata CRDs not found at {} (set KAPI_TESTDATA)", crds.display());
+    assert!(
+        crds.is_dir(),
+        "testdata CRDs not found at {} (set KAPI_TESTDATA)",
+        crds.display()
+    );
     crds
 }
 
@@ -21,7 +25,10 @@ fn median(mut samples: Vec<Duration>) -> Duration {
 
 fn main() {
     let crds = testdata_crds();
-    let runs: usize = std::env::var("KAPI_BENCH_RUNS").ok().and_then(|s| s.parse().ok()).unwrap_or(7);
+    let runs: usize = std::env::var("KAPI_BENCH_RUNS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(7);
     let builder = kapi_codegen::Builder::new().schemas_dir(&crds);
     let mut check = Vec::new();
     let mut generate = Vec::new();
@@ -36,7 +43,13 @@ fn main() {
         generate.push(t.elapsed());
     }
     println!("runs: {runs}");
-    println!("check (load + parse + validate, 14 CRDs): median {:.1} ms", median(check).as_secs_f64() * 1e3);
-    println!("generate (check + emit + format, 14 CRDs): median {:.1} ms", median(generate).as_secs_f64() * 1e3);
+    println!(
+        "check (load + parse + validate, 14 CRDs): median {:.1} ms",
+        median(check).as_secs_f64() * 1e3
+    );
+    println!(
+        "generate (check + emit + format, 14 CRDs): median {:.1} ms",
+        median(generate).as_secs_f64() * 1e3
+    );
     println!("generated code: {:.2} MB", bytes as f64 / 1e6);
 }

@@ -49,7 +49,7 @@ use kapi_core::crd::CustomResourceDefinition;
 use kapi_core::field::FieldPath;
 
 use crate::load::Document;
-use crate::model::{ResourceDef, VersionDef, build_type_space, module_name};
+use crate::model::{ModuleTypes, ResourceDef, VersionDef, build_type_space, module_name};
 use crate::output::Output;
 
 /// Why generation failed.
@@ -313,13 +313,13 @@ fn version_module(version: &str) -> String {
 
 /// Builds the type space of every version, one shared namespace per module.
 fn build_types(resources: &mut [ResourceDef]) {
-    let mut taken: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+    let mut modules: BTreeMap<(String, String), ModuleTypes> = BTreeMap::new();
     for res in resources.iter() {
         for v in &res.crd.versions {
-            taken
+            modules
                 .entry((module_name(&res.crd.group), version_module(&v.name)))
                 .or_default()
-                .insert(res.crd.names.kind.clone());
+                .reserve(&res.crd.names.kind);
         }
     }
     for res in resources.iter_mut() {
@@ -327,7 +327,7 @@ fn build_types(resources: &mut [ResourceDef]) {
         let mut versions = Vec::new();
         for (index, v) in res.crd.versions.iter().enumerate() {
             let module = version_module(&v.name);
-            let space = taken.entry((group.clone(), module.clone())).or_default();
+            let space = modules.entry((group.clone(), module.clone())).or_default();
             let types = build_type_space(&res.crd.names.kind, &v.schema, space);
             versions.push(VersionDef {
                 index,

@@ -5,7 +5,7 @@ mod naming;
 mod types;
 
 pub use naming::{field_ident_name, module_name};
-pub use types::build_type_space;
+pub use types::{ModuleTypes, build_type_space};
 
 use kapi_core::crd::CustomResourceDefinition;
 

@@ -5,8 +5,12 @@
 //! list property's name and map values add `Value`. A name already taken in the module
 //! gets the next free numeric suffix (`WidgetSpecPort2`). Properties are visited in
 //! sorted order, so the result is deterministic.
+//!
+//! Types of the same shape (same fields, types and docs) within one module are emitted
+//! once, under the first name given to that shape: `containers` and `initContainers`
+//! share one container type, and two resources with the same nested object share it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use kapi_core::schema::{AdditionalProperties, Schema, SchemaType};
 use serde_json::Value;
@@ -14,16 +18,28 @@ use serde_json::Value;
 use super::naming::{field_ident_name, pascal_case, variant_name};
 use super::{EnumDef, FieldDef, StructDef, TypeDef, TypeRef};
 
-/// The types of one resource version: the resource struct (named `kind`) first.
-///
-/// `taken` holds the type names already used in the module (every kind of the module is
-/// in it before the first call), so names stay unique across resources.
-pub fn build_type_space(kind: &str, schema: &Schema, taken: &mut BTreeSet<String>) -> Vec<TypeDef> {
+/// The type names and shapes of one generated module, shared by all its resources.
+#[derive(Debug, Default)]
+pub struct ModuleTypes {
+    taken: BTreeSet<String>,
+    shapes: HashMap<String, String>,
+}
+
+impl ModuleTypes {
+    /// Reserves a name (every kind of the module, before its types are built).
+    pub fn reserve(&mut self, name: &str) {
+        self.taken.insert(name.to_string());
+    }
+}
+
+/// The types of one resource version: the resource struct (named `kind`) first, then
+/// the nested types it introduces (a nested type before the types that use it).
+pub fn build_type_space(kind: &str, schema: &Schema, module: &mut ModuleTypes) -> Vec<TypeDef> {
     let mut b = TypeSpaceBuilder {
         types: Vec::new(),
-        taken: std::mem::take(taken),
+        module,
     };
-    b.taken.insert(kind.to_string());
+    b.module.reserve(kind);
     let mut fields = vec![
         FieldDef {
             ident: "api_version".into(),
@@ -78,9 +94,9 @@ pub fn build_type_space(kind: &str, schema: &Schema, taken: &mut BTreeSet<String
         fields,
         flatten_extra: false,
     });
+    // Built children-first; reversed, each type comes before the types it uses.
     let mut types = vec![root];
-    types.append(&mut b.types);
-    *taken = b.taken;
+    types.extend(b.types.into_iter().rev());
     types
 }
 
@@ -94,20 +110,36 @@ fn unique_ident(taken: &mut BTreeSet<String>, base: String) -> String {
     name
 }
 
-struct TypeSpaceBuilder {
+struct TypeSpaceBuilder<'m> {
     types: Vec<TypeDef>,
-    taken: BTreeSet<String>,
+    module: &'m mut ModuleTypes,
 }
 
-impl TypeSpaceBuilder {
+impl TypeSpaceBuilder<'_> {
     fn unique_name(&mut self, base: &str) -> String {
         let mut name = base.to_string();
         let mut n = 2;
-        while !self.taken.insert(name.clone()) {
+        while !self.module.taken.insert(name.clone()) {
             name = format!("{base}{n}");
             n += 1;
         }
         name
+    }
+
+    /// Adds `def` (named `name`) unless the module already has a type of that shape, in
+    /// which case `name` is released and the existing type is used.
+    fn add(&mut self, name: String, def: TypeDef) -> TypeRef {
+        let shape = match &def {
+            TypeDef::Struct(s) => format!("{:?}", (&s.doc, &s.fields, s.flatten_extra)),
+            TypeDef::Enum(e) => format!("{:?}", (&e.doc, &e.variants)),
+        };
+        if let Some(existing) = self.module.shapes.get(&shape) {
+            self.module.taken.remove(&name);
+            return TypeRef::Named(existing.clone());
+        }
+        self.module.shapes.insert(shape, name.clone());
+        self.types.push(def);
+        TypeRef::Named(name)
     }
 
     fn type_ref(&mut self, hint: &str, schema: &Schema) -> TypeRef {
@@ -170,24 +202,16 @@ impl TypeSpaceBuilder {
                 (ident, v.clone())
             })
             .collect();
-        self.types.push(TypeDef::Enum(EnumDef {
+        let def = TypeDef::Enum(EnumDef {
             name: name.clone(),
             doc: schema.description.clone(),
             variants,
-        }));
-        TypeRef::Named(name)
+        });
+        self.add(name, def)
     }
 
     fn struct_type(&mut self, hint: &str, schema: &Schema) -> TypeRef {
         let name = self.unique_name(hint);
-        // Reserve the slot so the parent precedes its children in the output.
-        let slot = self.types.len();
-        self.types.push(TypeDef::Struct(StructDef {
-            name: name.clone(),
-            doc: None,
-            fields: Vec::new(),
-            flatten_extra: false,
-        }));
         let mut idents = BTreeSet::new();
         let mut fields = Vec::new();
         for (prop_name, prop) in &schema.properties {
@@ -203,13 +227,13 @@ impl TypeSpaceBuilder {
                 serde_default: false,
             });
         }
-        self.types[slot] = TypeDef::Struct(StructDef {
+        let def = TypeDef::Struct(StructDef {
             name: name.clone(),
             doc: schema.description.clone(),
             fields,
             flatten_extra: schema.x_preserve_unknown_fields,
         });
-        TypeRef::Named(name)
+        self.add(name, def)
     }
 }
 
