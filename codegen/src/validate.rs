@@ -41,6 +41,12 @@ pub fn validate(resources: &[ResourceDef]) -> Vec<Diagnostic> {
                 ));
             }
         }
+        if res.crd.names.kind == "Self" {
+            diags.push(res.doc.diagnostic(
+                &FieldPath::new("spec.names.kind"),
+                "kind Self cannot be a Rust type name; choose another kind",
+            ));
+        }
         if let Some(hooks) = &res.hooks {
             if syn::parse_str::<syn::Path>(hooks).is_err() {
                 let path = FieldPath::new("metadata.annotations").key(HOOKS_ANNOTATION);

@@ -245,6 +245,13 @@ fn cases() -> Vec<(&'static str, String, Vec<&'static str>)> {
             ],
         ),
         (
+            "a kind Rust cannot name",
+            broken("    kind: Widget\n", "    kind: Self\n"),
+            vec![
+                "widget.yaml:9:5: spec.names.kind: kind Self cannot be a Rust type name; choose another kind",
+            ],
+        ),
+        (
             "uppercase short name",
             broken(
                 "    plural: widgets\n",

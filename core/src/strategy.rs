@@ -125,8 +125,8 @@ fn generic_prepare_for_status_update(schema: &Schema, new: &mut Value, old: &Val
                 map.remove("status");
             }
         }
-        // Labels, annotations, finalizers and owner references may change on /status as
-        // in kube-apiserver; the resourceVersion precondition travels with the request.
+        // Everything but status comes from the stored object, as in kube-apiserver's
+        // status strategy; the request's resourceVersion is kept for the precondition.
         if let (Some(new_meta), Some(meta)) = (new_meta, map.get_mut("metadata")) {
             if let (Some(nm), Some(m)) = (new_meta.as_object(), meta.as_object_mut()) {
                 if let Some(rv) = nm.get("resourceVersion") {

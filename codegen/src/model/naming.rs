@@ -80,11 +80,11 @@ pub fn variant_name(value: &str, index: usize) -> String {
     if value.is_empty() {
         return "Empty".to_string();
     }
-    let p = pascal_case(value);
-    if p.is_empty() {
-        format!("Value{index}")
-    } else {
-        p
+    match pascal_case(value) {
+        p if p.is_empty() => format!("Value{index}"),
+        // `Self` is the one keyword a PascalCase name can hit.
+        p if p == "Self" => "Self_".to_string(),
+        p => p,
     }
 }
 
@@ -125,6 +125,7 @@ mod tests {
         assert_eq!(variant_name("", 0), "Empty");
         assert_eq!(variant_name("in-progress", 0), "InProgress");
         assert_eq!(variant_name("*", 3), "Value3");
+        assert_eq!(variant_name("self", 0), "Self_");
         assert_eq!(module_name("example.kapi.dev"), "example_kapi_dev");
         assert_eq!(module_name(""), "core");
     }
