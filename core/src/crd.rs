@@ -206,6 +206,7 @@ impl CustomResourceDefinition {
             subresources: version.subresources.clone(),
             printer_columns: Cow::Owned(version.printer_columns.clone()),
             selectable_fields: list(&version.selectable_fields),
+            verbs: crate::resource::ALL_VERBS,
             served: version.served,
             storage: version.storage,
             deprecated: version.deprecated,

@@ -44,6 +44,10 @@ pub use resource::{
 };
 pub use strategy::{Hooks, NoHooks, ObjectStrategy, Registrar, SchemaStrategy, TypedStrategy};
 
+/// schemars, for `#[derive(JsonSchema)]` on hand-written resources:
+/// `use kapi_core::schemars::{self, JsonSchema};`.
+pub use schemars;
+
 /// Re-exports used by generated code and `kapi-macros`, so that a crate using kapi needs
 /// no direct dependency on them. Not a stable API.
 #[doc(hidden)]

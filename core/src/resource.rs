@@ -59,6 +59,18 @@ pub struct PrinterColumn {
     pub json_path: Str,
 }
 
+/// Every verb a resource serves by default, as kube-apiserver lists a CRD's verbs.
+pub const ALL_VERBS: Cow<'static, [Str]> = Cow::Borrowed(&[
+    Cow::Borrowed("delete"),
+    Cow::Borrowed("deletecollection"),
+    Cow::Borrowed("get"),
+    Cow::Borrowed("list"),
+    Cow::Borrowed("patch"),
+    Cow::Borrowed("create"),
+    Cow::Borrowed("update"),
+    Cow::Borrowed("watch"),
+]);
+
 /// Static description of one served version of one resource: everything discovery,
 /// routing and Table output need.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,6 +99,8 @@ pub struct ResourceInfo {
     pub printer_columns: Cow<'static, [PrinterColumn]>,
     /// Field paths usable in field selectors beyond metadata.name/namespace.
     pub selectable_fields: Cow<'static, [Str]>,
+    /// The verbs served (`get`, `list`, ...): [`ALL_VERBS`] unless restricted.
+    pub verbs: Cow<'static, [Str]>,
     /// Whether this version is served.
     pub served: bool,
     /// Whether this is the storage version.

@@ -145,6 +145,11 @@
 //! A field usable in field selectors beyond `metadata.name`/`metadata.namespace`;
 //! repeatable.
 //!
+//! ### `verb = "get"`
+//! A verb the resource serves; repeatable. Without any, every standard verb is served
+//! (`create`, `delete`, `deletecollection`, `get`, `list`, `patch`, `update`, `watch`),
+//! as for a CRD; `verb = "get", verb = "list"` makes a read-only resource.
+//!
 //! ### `deprecated`, `deprecation_warning = "..."`
 //! Marks the version deprecated; the warning (which needs `deprecated`) is sent with every
 //! response for it.
@@ -213,6 +218,7 @@
 //!             },
 //!             printer_columns: Cow::Borrowed(&[::kapi_core::PrinterColumn { /* ... */ }]),
 //!             selectable_fields: Cow::Borrowed(&[]),
+//!             verbs: ::kapi_core::resource::ALL_VERBS,
 //!             served: true,
 //!             storage: true,
 //!             deprecated: false,

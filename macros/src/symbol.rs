@@ -47,6 +47,8 @@ pub const CATEGORY: Symbol = Symbol("category");
 pub const PRINTCOLUMN: Symbol = Symbol("printcolumn");
 /// `selectable_field = ".spec.color"`.
 pub const SELECTABLE_FIELD: Symbol = Symbol("selectable_field");
+/// `verb = "get"` (repeatable; all eight standard verbs when absent).
+pub const VERB: Symbol = Symbol("verb");
 /// `hooks = path::to::Type`.
 pub const HOOKS: Symbol = Symbol("hooks");
 /// `schema = path::to::function`.
@@ -89,6 +91,7 @@ pub const RESOURCE_KEYS: &[Symbol] = &[
     CATEGORY,
     PRINTCOLUMN,
     SELECTABLE_FIELD,
+    VERB,
     DEPRECATED,
     DEPRECATION_WARNING,
     SERVED,

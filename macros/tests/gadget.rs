@@ -162,6 +162,7 @@ fn info() {
         ]
     );
     assert_eq!(info.selectable_fields.as_ref(), [".spec.color"]);
+    assert_eq!(info.verbs, kapi_core::resource::ALL_VERBS);
     assert!(info.served);
     assert!(info.storage);
     assert!(!info.deprecated);
@@ -301,4 +302,21 @@ fn hooks_immutable_fields() {
         errs[0].to_string(),
         "spec.color: Invalid value: \"green\": field is immutable"
     );
+}
+
+/// A read-only, cluster-scoped resource: only `get` and `list` are served.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, Resource)]
+#[resource(group = "", version = "v1", verb = "get", verb = "list")]
+struct ComponentReading {
+    metadata: ObjectMeta,
+    healthy: Option<bool>,
+}
+
+#[test]
+fn verbs_can_be_restricted() {
+    let info = ComponentReading::info();
+    assert_eq!(info.verbs.as_ref(), ["get", "list"]);
+    assert_eq!(info.scope, Scope::Cluster);
+    assert_eq!(info.plural, "componentreadings");
+    assert_eq!(info.api_version(), "v1");
 }

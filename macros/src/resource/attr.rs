@@ -90,6 +90,8 @@ pub struct Attrs {
     pub print_columns: Vec<PrintColumn>,
     /// Every `selectable_field`.
     pub selectable_fields: Vec<LitStr>,
+    /// Every `verb`.
+    pub verbs: Vec<LitStr>,
     /// `hooks`.
     pub hooks: Option<syn::Type>,
     /// `schema`.
@@ -220,6 +222,9 @@ fn parse_key(cx: &Ctxt, out: &mut Attrs, meta: &ParseNestedMeta<'_>) -> syn::Res
     } else if *path == symbol::SELECTABLE_FIELD {
         let value = lit_str(cx, meta, symbol::SELECTABLE_FIELD, "\".spec.color\"")?;
         out.selectable_fields.extend(value);
+    } else if *path == symbol::VERB {
+        out.verbs
+            .extend(lit_str(cx, meta, symbol::VERB, "\"get\"")?);
     } else if *path == symbol::HOOKS {
         set(cx, meta, &mut out.hooks, hooks_type(cx, meta)?);
     } else if *path == symbol::SCHEMA {

@@ -154,6 +154,11 @@ fn impl_resource(input: &Input<'_>) -> TokenStream {
     let short_names = strs(&attrs.short_names);
     let categories = strs(&attrs.categories);
     let selectable_fields = strs(&attrs.selectable_fields);
+    let verbs = if attrs.verbs.is_empty() {
+        quote!(#krate::resource::ALL_VERBS)
+    } else {
+        strs(&attrs.verbs)
+    };
 
     let hooks = match &attrs.hooks {
         Some(hooks) => quote!(#hooks),
@@ -222,6 +227,7 @@ fn impl_resource(input: &Input<'_>) -> TokenStream {
                     },
                     printer_columns: #cow(&[#(#print_columns),*]),
                     selectable_fields: #selectable_fields,
+                    verbs: #verbs,
                     served: #served,
                     storage: #storage,
                     deprecated: #deprecated,

@@ -223,6 +223,18 @@ impl Input<'_> {
         for field in &self.attrs.selectable_fields {
             check_json_path(cx, field, "selectable_field");
         }
+        for verb in &self.attrs.verbs {
+            if !STANDARD_VERBS.contains(&verb.value().as_str()) {
+                cx.error_spanned_by(
+                    verb,
+                    format!(
+                        "unknown verb {:?}: expected one of {}",
+                        verb.value(),
+                        STANDARD_VERBS.join(", ")
+                    ),
+                );
+            }
+        }
     }
 }
 
@@ -240,6 +252,18 @@ fn report(cx: &Ctxt, lit: &LitStr, key: &str, problem: Option<String>) {
         cx.error_spanned_by(lit, format!("invalid `{key}` {:?}: {problem}", lit.value()));
     }
 }
+
+/// The verbs a resource can serve, as kube-apiserver's discovery names them.
+const STANDARD_VERBS: [&str; 8] = [
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
 
 fn check_json_path(cx: &Ctxt, lit: &LitStr, key: &str) {
     let value = lit.value();
