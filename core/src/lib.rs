@@ -9,6 +9,8 @@
 //! - [`crd`]: `CustomResourceDefinition` documents turned into resource versions;
 //! - [`strategy`]: create/update preparation and validation, and the [`Hooks`] that
 //!   hand-written code adds to a generated resource;
+//! - [`meta`]: `metadata` validation (names, namespace, labels, annotations,
+//!   finalizers, owner references) with Kubernetes' rules and messages;
 //! - [`field`]: field paths and field errors.
 //!
 //! ```
@@ -31,6 +33,7 @@
 
 pub mod crd;
 pub mod field;
+pub mod meta;
 pub mod resource;
 pub mod schema;
 pub mod strategy;
