@@ -132,69 +132,34 @@ fn parse_key(cx: &Ctxt, out: &mut Attrs, meta: &ParseNestedMeta<'_>) -> syn::Res
     if let Some(key) = symbol::RESOURCE_KEYS.iter().find(|k| *path == **k) {
         out.present.push(*key);
     }
-    if *path == symbol::GROUP {
-        set(
-            cx,
-            meta,
-            &mut out.group,
-            lit_str(cx, meta, symbol::GROUP, "\"example.kapi.dev\"")?,
-        );
-    } else if *path == symbol::VERSION {
-        set(
-            cx,
-            meta,
-            &mut out.version,
-            lit_str(cx, meta, symbol::VERSION, "\"v1\"")?,
-        );
-    } else if *path == symbol::KIND {
-        set(
-            cx,
-            meta,
-            &mut out.kind,
-            lit_str(cx, meta, symbol::KIND, "\"Widget\"")?,
-        );
-    } else if *path == symbol::PLURAL {
-        set(
-            cx,
-            meta,
-            &mut out.plural,
-            lit_str(cx, meta, symbol::PLURAL, "\"widgets\"")?,
-        );
-    } else if *path == symbol::SINGULAR {
-        set(
-            cx,
-            meta,
-            &mut out.singular,
-            lit_str(cx, meta, symbol::SINGULAR, "\"widget\"")?,
-        );
-    } else if *path == symbol::LIST_KIND {
-        set(
-            cx,
-            meta,
-            &mut out.list_kind,
-            lit_str(cx, meta, symbol::LIST_KIND, "\"WidgetList\"")?,
-        );
-    } else if *path == symbol::NAMESPACED {
-        set(
-            cx,
-            meta,
-            &mut out.namespaced,
-            flag(cx, meta, symbol::NAMESPACED)?,
-        );
-    } else if *path == symbol::STATUS {
-        set(cx, meta, &mut out.status, flag(cx, meta, symbol::STATUS)?);
-    } else if *path == symbol::DEPRECATED {
-        set(
-            cx,
-            meta,
-            &mut out.deprecated,
-            flag(cx, meta, symbol::DEPRECATED)?,
-        );
-    } else if *path == symbol::DEPRECATION_WARNING {
-        let example = "\"example.kapi.dev/v1 Widget is deprecated; use v2\"";
-        let value = lit_str(cx, meta, symbol::DEPRECATION_WARNING, example)?;
-        set(cx, meta, &mut out.deprecation_warning, value);
-    } else if *path == symbol::SERVED {
+    // Single-valued string keys, with the example shown when the value is not a string.
+    let strings = [
+        (symbol::GROUP, &mut out.group, "\"example.kapi.dev\""),
+        (symbol::VERSION, &mut out.version, "\"v1\""),
+        (symbol::KIND, &mut out.kind, "\"Widget\""),
+        (symbol::PLURAL, &mut out.plural, "\"widgets\""),
+        (symbol::SINGULAR, &mut out.singular, "\"widget\""),
+        (symbol::LIST_KIND, &mut out.list_kind, "\"WidgetList\""),
+        (
+            symbol::DEPRECATION_WARNING,
+            &mut out.deprecation_warning,
+            "\"example.kapi.dev/v1 Widget is deprecated; use v2\"",
+        ),
+    ];
+    if let Some((key, slot, example)) = strings.into_iter().find(|(k, ..)| *path == *k) {
+        set(cx, meta, slot, lit_str(cx, meta, key, example)?);
+        return Ok(());
+    }
+    let flags = [
+        (symbol::NAMESPACED, &mut out.namespaced),
+        (symbol::STATUS, &mut out.status),
+        (symbol::DEPRECATED, &mut out.deprecated),
+    ];
+    if let Some((key, slot)) = flags.into_iter().find(|(k, _)| *path == *k) {
+        set(cx, meta, slot, flag(cx, meta, key)?);
+        return Ok(());
+    }
+    if *path == symbol::SERVED {
         set(
             cx,
             meta,
