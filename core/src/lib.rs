@@ -34,8 +34,10 @@
 pub mod crd;
 pub mod field;
 pub mod meta;
+pub mod patch;
 pub mod resource;
 pub mod schema;
+pub mod selector;
 pub mod strategy;
 
 pub use field::{ErrorList, FieldError, FieldPath};
