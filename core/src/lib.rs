@@ -11,6 +11,8 @@
 //!   hand-written code adds to a generated resource;
 //! - [`meta`]: `metadata` validation (names, namespace, labels, annotations,
 //!   finalizers, owner references) with Kubernetes' rules and messages;
+//! - [`selector`]: label and field selectors (`?labelSelector=`, `?fieldSelector=`);
+//! - [`patch`]: strategic merge patch driven by the schema's merge keys and list types;
 //! - [`field`]: field paths and field errors.
 //!
 //! ```
