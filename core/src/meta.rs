@@ -20,10 +20,6 @@ const DNS1123_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lowe
 const DNS1123_SUBDOMAIN_FMT: &str =
     r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
 const DNS1123_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
-const QUALIFIED_NAME_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
-const QUALIFIED_NAME_MSG: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
-const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 
 /// Go's `validation.RegexError`: the message, examples and the regex.
 fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
@@ -39,10 +35,6 @@ fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
 
 fn max_len_error(n: usize) -> String {
     format!("must be no more than {n} characters")
-}
-
-fn is_alnum(b: u8) -> bool {
-    b.is_ascii_alphanumeric()
 }
 
 fn is_dns_label(s: &str) -> bool {
@@ -86,72 +78,15 @@ pub fn dns1123_subdomain_errors(s: &str) -> Vec<String> {
     errs
 }
 
-fn is_qualified_name_part(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && is_alnum(b[0])
-        && is_alnum(b[b.len() - 1])
-        && b.iter()
-            .all(|&c| is_alnum(c) || c == b'-' || c == b'_' || c == b'.')
-}
-
-/// `IsQualifiedName`: `[prefix/]name`, as label keys, annotation keys and finalizers are.
+/// `IsQualifiedName` (Kubernetes' `content.IsLabelKey`): `[prefix/]name`, as label keys,
+/// annotation keys and finalizers are.
 pub fn qualified_name_errors(s: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    let parts: Vec<&str> = s.split('/').collect();
-    let name = match parts.as_slice() {
-        [name] => *name,
-        [prefix, name] => {
-            if prefix.is_empty() {
-                errs.push("prefix part must be non-empty".to_string());
-            } else {
-                errs.extend(
-                    dns1123_subdomain_errors(prefix)
-                        .into_iter()
-                        .map(|m| format!("prefix part {m}")),
-                );
-            }
-            *name
-        }
-        _ => {
-            let msg = format!("a qualified name {QUALIFIED_NAME_MSG}");
-            errs.push(format!(
-                "{} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
-                regex_error(&msg, QUALIFIED_NAME_FMT, &["MyName", "my.name", "123-abc"])
-            ));
-            return errs;
-        }
-    };
-    if name.is_empty() {
-        errs.push("name part must be non-empty".to_string());
-    } else if name.len() > DNS1123_LABEL_MAX {
-        errs.push(format!("name part {}", max_len_error(DNS1123_LABEL_MAX)));
-    }
-    if !name.is_empty() && !is_qualified_name_part(name) {
-        let msg = format!("name part {QUALIFIED_NAME_MSG}");
-        errs.push(regex_error(
-            &msg,
-            QUALIFIED_NAME_FMT,
-            &["MyName", "my.name", "123-abc"],
-        ));
-    }
-    errs
+    crate::selector::label::label_key_errors(s)
 }
 
-/// `IsValidLabelValue`: the problems with a label value, empty when it is valid.
+/// `IsValidLabelValue` (Kubernetes' `content.IsLabelValue`).
 pub fn label_value_errors(s: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if s.len() > DNS1123_LABEL_MAX {
-        errs.push(max_len_error(DNS1123_LABEL_MAX));
-    }
-    if !s.is_empty() && !is_qualified_name_part(s) {
-        errs.push(regex_error(
-            LABEL_VALUE_MSG,
-            LABEL_VALUE_FMT,
-            &["MyValue", "my_value", "12345"],
-        ));
-    }
-    errs
+    crate::selector::label::label_value_errors(s)
 }
 
 /// How a resource's names are checked.

@@ -1,5 +1,6 @@
 //! `metadata` validation answers with Kubernetes' messages
-//! (k8s.io/apimachinery/pkg/api/validation and pkg/util/validation).
+//! (k8s.io/apimachinery/pkg/api/validation; label keys and values with the current
+//! `pkg/api/validate/content` wording, names with `pkg/util/validation`'s).
 
 use kapi_core::meta::{NameRule, validate_object_meta, validate_object_meta_update};
 use serde_json::{Value, json};
@@ -129,7 +130,7 @@ fn labels_and_annotations() {
             NameRule::Subdomain
         ),
         [format!(
-            "metadata.labels: Invalid value: \"{long}\": must be no more than 63 characters"
+            "metadata.labels: Invalid value: \"{long}\": must be no more than 63 bytes"
         )]
     );
     assert_eq!(
@@ -149,7 +150,7 @@ fn labels_and_annotations() {
             NameRule::Subdomain
         ),
         [
-            "metadata.labels: Invalid value: \"a/b/c\": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+            "metadata.labels: Invalid value: \"a/b/c\": a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
         ]
     );
     let big = "x".repeat(300 * 1024);
