@@ -66,3 +66,17 @@ impl fmt::Display for SelectorError {
 }
 
 impl std::error::Error for SelectorError {}
+
+/// Writes items as `a,b,c`: the canonical form of both kinds of selector.
+fn write_comma_separated<T: std::fmt::Display>(
+    f: &mut std::fmt::Formatter<'_>,
+    items: &[T],
+) -> std::fmt::Result {
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            f.write_str(",")?;
+        }
+        write!(f, "{item}")?;
+    }
+    Ok(())
+}

@@ -358,10 +358,18 @@ fn path_value(
 ) -> syn::Result<Option<syn::Path>> {
     Ok(match value_expr(cx, meta, key, "path::to::item")? {
         Some(Expr::Path(p)) if p.qself.is_none() => Some(p.path),
+        other => parse_quoted(cx, other, expected),
+    })
+}
+
+/// The value of a key written as a string (`"path::to::Item"`), parsed as `T`; anything
+/// else is reported as `expected`.
+fn parse_quoted<T: syn::parse::Parse>(cx: &Ctxt, value: Option<Expr>, expected: &str) -> Option<T> {
+    match value {
         Some(Expr::Lit(ExprLit {
             lit: Lit::Str(s), ..
-        })) => match s.parse::<syn::Path>() {
-            Ok(path) => Some(path),
+        })) => match s.parse::<T>() {
+            Ok(v) => Some(v),
             Err(_) => {
                 cx.error_spanned_by(s, expected);
                 None
@@ -372,7 +380,7 @@ fn path_value(
             None
         }
         None => None,
-    })
+    }
 }
 
 /// `hooks = path::to::Type` (or the same in a string).
@@ -384,20 +392,7 @@ fn hooks_type(cx: &Ctxt, meta: &ParseNestedMeta<'_>) -> syn::Result<Option<syn::
             qself: p.qself,
             path: p.path,
         })),
-        Some(Expr::Lit(ExprLit {
-            lit: Lit::Str(s), ..
-        })) => match s.parse::<syn::Type>() {
-            Ok(ty) => Some(ty),
-            Err(_) => {
-                cx.error_spanned_by(s, expected);
-                None
-            }
-        },
-        Some(other) => {
-            cx.error_spanned_by(other, expected);
-            None
-        }
-        None => None,
+        other => parse_quoted(cx, other, expected),
     })
 }
 
