@@ -1,0 +1,10 @@
+fn main() {
+    // The resources the `kapi` binary serves: every schema in the repository's schemas/.
+    if let Err(e) = kapi_codegen::Builder::new()
+        .schemas_dir("../schemas")
+        .generate()
+    {
+        eprintln!("{e}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,1 @@
+//! OpenAPI documents (being written).

@@ -1,0 +1,257 @@
+//! The one seam between the API machinery and persistence, as `storage.Interface` is in
+//! k8s.io/apiserver: keys and opaque values, one global revision counter, and watches
+//! from a revision.
+//!
+//! Semantics every backend (and the [`crate::Cacher`] in front of one) keeps:
+//! - Every successful write (create, update, delete) takes the next value of one global,
+//!   strictly increasing revision counter, shared by all keys. The first write is
+//!   revision 1 or higher; an empty store is at revision 0 or its first revision.
+//! - A key's `create_revision` is the revision of the write that created it and its
+//!   `mod_revision` the revision of its last write. The API's `resourceVersion` is the
+//!   `mod_revision`, so objects compare by it.
+//! - Compaction forgets history at and below a revision: reads `Exact` at, and watches
+//!   from, a revision below the compacted one fail with [`StorageError::Expired`].
+
+use std::pin::Pin;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures_util::Stream;
+
+use crate::error::StorageError;
+
+/// A position in the store's history.
+pub type Revision = i64;
+
+/// Result of a storage operation.
+pub type Result<T, E = StorageError> = std::result::Result<T, E>;
+
+/// One stored key with its value and revisions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyValue {
+    /// The full key, e.g. `/registry/example.kapi.dev/widgets/default/w1`.
+    pub key: String,
+    /// The opaque value (kapi stores JSON).
+    pub value: Bytes,
+    /// Revision of the write that created the key.
+    pub create_revision: Revision,
+    /// Revision of the key's last write.
+    pub mod_revision: Revision,
+}
+
+/// Which state a read must observe, as `resourceVersion` + `resourceVersionMatch` say it
+/// in the API.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReadAt {
+    /// The latest state, read from the backend itself (a quorum read on etcd).
+    #[default]
+    Latest,
+    /// Any state, however stale (`resourceVersion=0`): a cache may answer.
+    Any,
+    /// A state at this revision or newer. A backend answers with its latest state if that
+    /// is at least this revision and fails with [`StorageError::TooLargeRevision`]
+    /// otherwise; a cache answers if it has caught up.
+    NotOlderThan(Revision),
+    /// Exactly the state at this revision (`Expired` when compacted away, and
+    /// `TooLargeRevision` when it is in the future).
+    Exact(Revision),
+}
+
+/// What to list: a prefix, a state, and a page.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ListRequest {
+    /// Only keys starting with this prefix. Callers end it with `/` so that
+    /// `/registry/widgets/a` does not match `/registry/widgets/ab/...`.
+    pub prefix: String,
+    /// Which state to read.
+    pub read_at: ReadAt,
+    /// Start at this key (inclusive) instead of the beginning of the prefix: pagination
+    /// passes the key after the last one it returned, at the same `Exact` revision.
+    pub start_key: Option<String>,
+    /// At most this many items; `None` for all.
+    pub limit: Option<usize>,
+}
+
+/// A page of a list, in ascending key order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ListResponse {
+    /// The items of this page.
+    pub items: Vec<KeyValue>,
+    /// The revision the whole list is consistent at (the store's revision at the time of
+    /// the read, or the `Exact` revision asked for). Not the highest `mod_revision` among
+    /// the items.
+    pub revision: Revision,
+    /// How many more keys under the prefix follow this page at the same revision (0 when
+    /// this is the last page).
+    pub remaining: u64,
+}
+
+/// What happened to a key, as a watch reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventKind {
+    /// The key was created.
+    Created,
+    /// The key's value was replaced.
+    Modified,
+    /// The key was deleted.
+    Deleted,
+}
+
+/// One change seen by a watch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// What happened.
+    pub kind: EventKind,
+    /// The key it happened to.
+    pub key: String,
+    /// The revision of the write (for a delete: the revision of the delete itself).
+    pub revision: Revision,
+    /// The value after the write; for `Deleted`, the value the key last had.
+    pub value: Bytes,
+    /// The value before the write (`None` for `Created`). Watch filters need it: an
+    /// object that stops matching a label selector is a DELETED event to that watcher.
+    pub prev_value: Option<Bytes>,
+}
+
+/// What a watch stream yields.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WatchItem {
+    /// A change.
+    Event(Event),
+    /// No change under the watched prefix happened up to this revision: the source of
+    /// BOOKMARK events. Backends send one at least every few seconds while idle.
+    Progress(Revision),
+}
+
+/// A stream of changes, in revision order, without gaps. It ends when the backend can
+/// no longer guarantee that (after yielding `Err`), or when the store shuts down; the
+/// consumer then resumes from the last revision it saw.
+pub type WatchStream = Pin<Box<dyn Stream<Item = Result<WatchItem>> + Send>>;
+
+/// The storage interface. Keys follow kube-apiserver's layout,
+/// `{prefix}/{group}/{plural}/{namespace}/{name}`; values are opaque bytes.
+#[async_trait]
+pub trait Storage: Send + Sync + 'static {
+    /// Creates `key`; fails with [`StorageError::AlreadyExists`] if it exists. Returns the
+    /// stored key with its new revision.
+    async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue>;
+
+    /// Reads one key; `Ok(None)` when it does not exist at that state.
+    async fn get(&self, key: &str, read_at: ReadAt) -> Result<Option<KeyValue>>;
+
+    /// Reads the keys under a prefix, in key order, as one consistent snapshot.
+    async fn list(&self, request: &ListRequest) -> Result<ListResponse>;
+
+    /// Replaces `key`'s value if its `mod_revision` is still `expected`: a compare and
+    /// swap. Fails with [`StorageError::NotFound`] if the key is gone and
+    /// [`StorageError::Conflict`] (carrying the current state) if it changed.
+    async fn update(&self, key: &str, value: Bytes, expected: Revision) -> Result<KeyValue>;
+
+    /// Deletes `key`, if `expected` is `Some`, only while its `mod_revision` is still that.
+    /// Returns the deleted state and the revision of the delete.
+    async fn delete(&self, key: &str, expected: Option<Revision>) -> Result<Deleted>;
+
+    /// Watches every key under `prefix` for changes after revision `after` (exclusive).
+    /// Fails with [`StorageError::Expired`] when `after` is older than the compacted
+    /// revision.
+    async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream>;
+
+    /// The store's current revision: the revision of its latest write.
+    async fn current_revision(&self) -> Result<Revision>;
+
+    /// Forgets history at and below `revision` (never the current state).
+    async fn compact(&self, revision: Revision) -> Result<()>;
+
+    /// The highest compacted revision (0 when nothing was compacted).
+    async fn compacted_revision(&self) -> Result<Revision>;
+}
+
+/// What [`Storage::delete`] returns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Deleted {
+    /// The key's last state before the delete.
+    pub prev: KeyValue,
+    /// The revision of the delete.
+    pub revision: Revision,
+}
+
+/// What a [`guaranteed_update`] closure decides.
+#[derive(Debug)]
+pub enum Update {
+    /// Write this value.
+    Write(Bytes),
+    /// Leave the key as it is (nothing changed).
+    Keep,
+    /// Delete the key (e.g. the last finalizer of a deleted object was removed).
+    Delete,
+}
+
+/// Outcome of a [`guaranteed_update`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Updated {
+    /// The value was written.
+    Written(KeyValue),
+    /// The closure kept the value; this is the current state.
+    Kept(KeyValue),
+    /// The closure asked for a delete.
+    Deleted(Deleted),
+}
+
+/// Error from [`guaranteed_update`]: the storage's own, or the closure's.
+#[derive(Debug, thiserror::Error)]
+pub enum UpdateError<E> {
+    /// The storage failed (`NotFound` when the key does not exist).
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// The closure refused the update.
+    #[error("update refused")]
+    Rejected(E),
+}
+
+/// Reads `key`, lets `try_update` compute the new value from the current one, and writes
+/// it with a compare-and-swap on the revision it read, retrying from a fresh read when
+/// another writer came first: `GuaranteedUpdate` in k8s.io/apiserver. `try_update` may
+/// run several times and must be free of side effects.
+pub async fn guaranteed_update<E, F>(
+    storage: &dyn Storage,
+    key: &str,
+    mut try_update: F,
+) -> Result<Updated, UpdateError<E>>
+where
+    F: FnMut(&KeyValue) -> Result<Update, E> + Send,
+{
+    let mut current = storage
+        .get(key, ReadAt::Latest)
+        .await?
+        .ok_or_else(|| StorageError::NotFound {
+            key: key.to_string(),
+        })?;
+    loop {
+        let outcome = match try_update(&current).map_err(UpdateError::Rejected)? {
+            Update::Keep => return Ok(Updated::Kept(current)),
+            Update::Write(value) => storage
+                .update(key, value, current.mod_revision)
+                .await
+                .map(Updated::Written),
+            Update::Delete => storage
+                .delete(key, Some(current.mod_revision))
+                .await
+                .map(Updated::Deleted),
+        };
+        match outcome {
+            Err(StorageError::Conflict {
+                current: Some(fresh),
+                ..
+            }) => current = *fresh,
+            Err(StorageError::Conflict { current: None, .. }) => {
+                current = storage
+                    .get(key, ReadAt::Latest)
+                    .await?
+                    .ok_or_else(|| StorageError::NotFound {
+                        key: key.to_string(),
+                    })?;
+            }
+            other => return Ok(other?),
+        }
+    }
+}

@@ -1,0 +1,27 @@
+//! # kapi-storage
+//!
+//! The storage seam of kapi: the [`Storage`] trait that the API machinery is written
+//! against, and its implementations.
+//!
+//! - [`interface`]: the trait, its request and response types, and
+//!   [`guaranteed_update`], the retried compare-and-swap update;
+//! - [`error`]: [`StorageError`], the backend-neutral error;
+//! - [`embedded`]: [`EmbeddedStorage`], the default backend, persistent and crash-safe
+//!   on redb, with a global revision counter and an event history for watches;
+//! - `etcd` (cargo feature `etcd`): `EtcdStorage`, for several replicas over one etcd
+//!   cluster;
+
+pub mod embedded;
+pub mod error;
+#[cfg(feature = "etcd")]
+pub mod etcd;
+pub mod interface;
+
+pub use embedded::EmbeddedStorage;
+pub use error::StorageError;
+#[cfg(feature = "etcd")]
+pub use etcd::EtcdStorage;
+pub use interface::{
+    Deleted, Event, EventKind, KeyValue, ListRequest, ListResponse, ReadAt, Result, Revision,
+    Storage, Update, UpdateError, Updated, WatchItem, WatchStream, guaranteed_update,
+};
