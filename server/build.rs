@@ -1,3 +1,5 @@
+//! Compiles the repository's `schemas/` into the resources the `kapi` binary serves.
+
 fn main() {
     // The resources the `kapi` binary serves: every schema in the repository's schemas/.
     if let Err(e) = kapi_codegen::Builder::new()

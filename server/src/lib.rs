@@ -1,7 +1,46 @@
 //! # kapi-server
 //!
-//! The generic Kubernetes-style API server (being written).
+//! The generic Kubernetes-style API server, and the `kapi` binary serving the
+//! resources of the repository's `schemas/`.
+//!
+//! Layers, each depending only on the one below it (as in k8s.io/apiserver):
+//! - [`endpoints`]: routes derived from the registry, content negotiation, and the
+//!   generic handlers (decode → registry → encode);
+//! - [`registry`]: one [`registry::Store`] per resource version, running its strategy
+//!   (defaulting, validation, create/update rules) around the storage;
+//! - the storage: the `kapi_storage::Storage` trait and its backends.
+//!
+//! Beside them: [`status`] (every error as a Kubernetes `Status`), [`documents`]
+//! (discovery and OpenAPI), [`presentation`] (Table and PartialObjectMetadata),
+//! [`controllers`] (namespace lifecycle and garbage collection), [`server`] (listening,
+//! shutdown), [`kubeconfig`].
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), kapi_server::server::ServeError> {
+//! use kapi_server::{registry::Resources, server::{ServeConfig, serve, shutdown_signal}};
+//!
+//! let mut resources = Resources::new();
+//! kapi_server::generated::register(&mut resources);
+//! let config = ServeConfig {
+//!     listen: "127.0.0.1:6443".parse().unwrap(),
+//!     data_dir: "kapi-data".into(),
+//!     etcd_servers: vec![],
+//!     prefix: "/registry".into(),
+//! };
+//! serve(config, resources, shutdown_signal()).await
+//! # }
+//! ```
 
+pub mod bootstrap;
+pub mod controllers;
 pub mod discovery;
+pub mod documents;
+pub mod endpoints;
+pub mod generated;
+pub mod kubeconfig;
 pub mod openapi;
+pub mod presentation;
+pub mod registry;
+pub mod server;
+pub mod status;
 pub mod table;

@@ -1,1 +1,81 @@
-fn main() {}
+//! `kapi`: serves the resources of the repository's `schemas/`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+use kapi_server::registry::Resources;
+use kapi_server::server::{ServeConfig, serve, shutdown_signal};
+
+#[derive(Parser)]
+#[command(
+    name = "kapi",
+    version,
+    about = "A Kubernetes-compatible API server for resources defined in YAML"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the API.
+    Serve {
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1:6443")]
+        listen: SocketAddr,
+        /// Directory for the embedded store and the kubeconfig.
+        #[arg(long, default_value = "./kapi-data")]
+        data_dir: PathBuf,
+        /// etcd endpoints (comma-separated URLs); without them, the embedded store.
+        #[arg(long, value_delimiter = ',')]
+        etcd_servers: Vec<String>,
+        /// Key prefix of every object in the store.
+        #[arg(long, default_value = "/registry")]
+        etcd_prefix: String,
+    },
+}
+
+fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("KAPI_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let Cli { command } = Cli::parse();
+    let Command::Serve {
+        listen,
+        data_dir,
+        etcd_servers,
+        etcd_prefix,
+    } = command;
+    let mut resources = Resources::new();
+    kapi_server::generated::register(&mut resources);
+    let config = ServeConfig {
+        listen,
+        data_dir,
+        etcd_servers,
+        prefix: etcd_prefix,
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("kapi: starting the runtime: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(serve(config, resources, shutdown_signal())) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e}");
+            eprintln!("kapi: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -68,7 +68,7 @@ pub struct ListRequest {
     /// Start at this key (inclusive) instead of the beginning of the prefix: pagination
     /// passes the key after the last one it returned, at the same `Exact` revision.
     pub start_key: Option<String>,
-    /// At most this many items; `None` for all.
+    /// At most this many items; `None` (or `Some(0)`, as in etcd) for all.
     pub limit: Option<usize>,
 }
 
@@ -164,6 +164,13 @@ pub trait Storage: Send + Sync + 'static {
 
     /// The highest compacted revision (0 when nothing was compacted).
     async fn compacted_revision(&self) -> Result<Revision>;
+
+    /// Shuts the store down for a clean exit: writes already accepted finish, every watch
+    /// stream ends, and later calls fail with [`StorageError::Unavailable`]. Idempotent.
+    /// The default does nothing, for stores with nothing to flush.
+    async fn close(&self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// What [`Storage::delete`] returns.
@@ -220,12 +227,13 @@ pub async fn guaranteed_update<E, F>(
 where
     F: FnMut(&KeyValue) -> Result<Update, E> + Send,
 {
-    let mut current = storage
-        .get(key, ReadAt::Latest)
-        .await?
-        .ok_or_else(|| StorageError::NotFound {
-            key: key.to_string(),
-        })?;
+    let mut current =
+        storage
+            .get(key, ReadAt::Latest)
+            .await?
+            .ok_or_else(|| StorageError::NotFound {
+                key: key.to_string(),
+            })?;
     loop {
         let outcome = match try_update(&current).map_err(UpdateError::Rejected)? {
             Update::Keep => return Ok(Updated::Kept(current)),
@@ -244,12 +252,11 @@ where
                 ..
             }) => current = *fresh,
             Err(StorageError::Conflict { current: None, .. }) => {
-                current = storage
-                    .get(key, ReadAt::Latest)
-                    .await?
-                    .ok_or_else(|| StorageError::NotFound {
+                current = storage.get(key, ReadAt::Latest).await?.ok_or_else(|| {
+                    StorageError::NotFound {
                         key: key.to_string(),
-                    })?;
+                    }
+                })?;
             }
             other => return Ok(other?),
         }

@@ -17,10 +17,10 @@ pub mod error;
 pub mod etcd;
 pub mod interface;
 
-pub use embedded::EmbeddedStorage;
+pub use embedded::{CompactionPolicy, EmbeddedConfig, EmbeddedStorage};
 pub use error::StorageError;
 #[cfg(feature = "etcd")]
-pub use etcd::EtcdStorage;
+pub use etcd::{EtcdConfig, EtcdStorage};
 pub use interface::{
     Deleted, Event, EventKind, KeyValue, ListRequest, ListResponse, ReadAt, Result, Revision,
     Storage, Update, UpdateError, Updated, WatchItem, WatchStream, guaranteed_update,

@@ -1,1 +1,0 @@
-//! Discovery documents (being written).

@@ -1,0 +1,134 @@
+//! The HTTP surface: routes derived from the registry (never hand-written per
+//! resource), content negotiation, and the generic handlers, which decode the request,
+//! call the registry, and encode the answer.
+
+pub mod negotiation;
+pub mod patch;
+pub mod path;
+pub mod query;
+mod resource;
+mod scale;
+mod watch;
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, Response, StatusCode, header};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use serde_json::Value;
+use tokio::sync::watch as signal;
+
+use crate::registry::Registry;
+use crate::status::ApiError;
+use negotiation::Output;
+use path::Route;
+
+/// A response body: a whole document or a stream of watch events.
+pub type Body = BoxBody<Bytes, Infallible>;
+
+/// Largest request body accepted (kube-apiserver's limit is 3 MiB for most requests).
+const MAX_BODY: usize = 3 * 1024 * 1024;
+
+/// Everything a request handler needs.
+pub struct Api {
+    /// The served resources.
+    pub registry: Arc<Registry>,
+    /// The address clients reach the server at, for `/api`'s `serverAddressByClientCIDRs`.
+    pub address: String,
+    /// Flips to `true` when the server shuts down: open watches end.
+    pub shutdown: signal::Receiver<bool>,
+    /// Precomputed API documents (discovery and OpenAPI).
+    pub documents: crate::documents::Documents,
+}
+
+/// Builds a JSON response.
+pub fn json_response(code: StatusCode, value: &Value) -> Response<Body> {
+    document(
+        code,
+        "application/json",
+        serde_json::to_vec(value).unwrap_or_default(),
+    )
+}
+
+/// Builds a response from bytes with a content type.
+pub fn document(code: StatusCode, content_type: &str, body: Vec<u8>) -> Response<Body> {
+    let mut res = Response::new(Full::new(Bytes::from(body)).boxed());
+    *res.status_mut() = code;
+    if let Ok(v) = HeaderValue::from_str(content_type) {
+        res.headers_mut().insert(header::CONTENT_TYPE, v);
+    }
+    res
+}
+
+/// Renders an error as a `Status` response.
+pub fn error_response(e: &ApiError) -> Response<Body> {
+    json_response(e.code, &e.to_status())
+}
+
+/// Adds `Warning: 299 - "..."` headers, as kube-apiserver sends warnings.
+pub fn with_warnings(mut res: Response<Body>, warnings: &[String]) -> Response<Body> {
+    for w in warnings {
+        let escaped = w.replace('\\', "\\\\").replace('"', "\\\"");
+        if let Ok(v) = HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
+            res.headers_mut().append(header::WARNING, v);
+        }
+    }
+    res
+}
+
+/// Reads a request body, bounded in size.
+pub async fn read_body<B>(body: B) -> Result<Bytes, ApiError>
+where
+    B: hyper::body::Body<Data = Bytes> + Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let limited = http_body_util::Limited::new(body, MAX_BODY);
+    match limited.collect().await {
+        Ok(c) => Ok(c.to_bytes()),
+        Err(e) => Err(ApiError {
+            code: StatusCode::PAYLOAD_TOO_LARGE,
+            reason: "RequestEntityTooLarge",
+            message: format!("the request body could not be read: {e}"),
+            details: None,
+        }),
+    }
+}
+
+impl Api {
+    /// Serves one request.
+    pub async fn handle<B>(&self, req: Request<B>) -> Response<Body>
+    where
+        B: hyper::body::Body<Data = Bytes> + Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let path = req.uri().path().to_string();
+        match (req.method(), path.as_str()) {
+            (&Method::GET, "/healthz" | "/livez" | "/readyz") => {
+                return document(StatusCode::OK, "text/plain; charset=utf-8", b"ok".to_vec());
+            }
+            (&Method::GET, "/version") => {
+                return json_response(StatusCode::OK, &crate::documents::version());
+            }
+            _ => {}
+        }
+        if let Some(res) = self.documents.serve(&req, &path) {
+            return res;
+        }
+        match path::parse(&path) {
+            Some(Route::Resource(r)) => resource::handle(self, req, r).await,
+            Some(Route::Unknown) | None => error_response(&ApiError::no_route()),
+            Some(route) => self.documents.discovery(&req, &route),
+        }
+    }
+}
+
+/// The output format for a request, from its `Accept` header.
+pub fn output_of<B>(req: &Request<B>) -> Result<Output, ApiError> {
+    negotiation::output(
+        req.headers()
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok()),
+    )
+}

@@ -1,0 +1,269 @@
+//! The generic handlers of a resource: one function per verb, each decoding the
+//! request, calling the resource's [`Store`], and encoding the answer in the format the
+//! client accepts.
+
+use std::sync::Arc;
+
+use http::{Method, Request, Response, StatusCode, header};
+use kapi_storage::ReadAt;
+use serde_json::Value;
+
+use super::negotiation::{self, Output, decode_body};
+use super::patch::PatchType;
+use super::path::ResourcePath;
+use super::query::Query;
+use super::{Api, Body, document, error_response, output_of, read_body, with_warnings};
+use crate::presentation::{Presentation, present, to_yaml};
+use crate::registry::{Deletion, FieldValidation, Store, Subresource, WriteOptions};
+use crate::status::ApiError;
+use crate::table::IncludeObject;
+
+/// The verb of a request, as kube-apiserver names it (and lists it in discovery).
+fn verb(method: &Method, r: &ResourcePath, query: &Query) -> Option<&'static str> {
+    let named = r.name.is_some();
+    Some(match *method {
+        Method::GET if r.watch || query.flag("watch") => "watch",
+        Method::GET if named => "get",
+        Method::GET => "list",
+        Method::POST if !named => "create",
+        Method::PUT if named => "update",
+        Method::PATCH if named => "patch",
+        Method::DELETE if named => "delete",
+        Method::DELETE => "deletecollection",
+        _ => return None,
+    })
+}
+
+/// Serves a request for a resource path.
+pub async fn handle<B>(api: &Api, req: Request<B>, r: ResourcePath) -> Response<Body>
+where
+    B: hyper::body::Body<Data = bytes::Bytes> + Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    match serve(api, req, &r).await {
+        Ok(res) => res,
+        Err(e) => error_response(&e),
+    }
+}
+
+async fn serve<B>(api: &Api, req: Request<B>, r: &ResourcePath) -> Result<Response<Body>, ApiError>
+where
+    B: hyper::body::Body<Data = bytes::Bytes> + Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let store = api
+        .registry
+        .get(&r.group, &r.version, &r.plural)
+        .ok_or_else(ApiError::no_route)?
+        .clone();
+    let info = store.info();
+    let query = Query::parse(req.uri().query());
+    let verb = verb(req.method(), r, &query).ok_or_else(ApiError::method_not_allowed)?;
+    // A namespaced resource needs a namespace for anything but list and watch across
+    // all namespaces; a cluster-scoped one must not get one.
+    let namespace = match (info.namespaced(), &r.namespace) {
+        (true, Some(ns)) => Some(ns.as_str()),
+        (true, None)
+            if matches!(verb, "list" | "watch" | "deletecollection") && r.name.is_none() =>
+        {
+            None
+        }
+        (true, None) => return Err(ApiError::no_route()),
+        (false, Some(_)) => return Err(ApiError::no_route()),
+        (false, None) => None,
+    };
+    let sub = match r.subresource.as_deref() {
+        None => None,
+        Some("status") if info.subresources.status => Some(Subresource::Status),
+        Some("scale") if info.subresources.scale.is_some() => {
+            return super::scale::handle(api, &store, req, namespace, r, verb, &query).await;
+        }
+        Some(_) => return Err(ApiError::no_route()),
+    };
+    let served = matches!(verb, "get" | "update" | "patch") || sub.is_none();
+    if !served || (sub.is_none() && !info.verbs.iter().any(|v| v == verb)) {
+        return Err(ApiError::method_not_supported(info, verb));
+    }
+    let output = output_of(&req)?;
+    let how = Presentation {
+        include_object: IncludeObject::from_query(query.get("includeObject"))
+            .map_err(ApiError::bad_request)?,
+        no_headers: false,
+    };
+    let name = r.name.clone().unwrap_or_default();
+    match verb {
+        "get" => {
+            let read_at = match query.get("resourceVersion") {
+                Some("0") => ReadAt::Any,
+                _ => ReadAt::Latest,
+            };
+            let obj = store.get(namespace, &name, read_at).await?;
+            respond(&store, StatusCode::OK, output, &obj, false, how)
+        }
+        "list" => {
+            let opts = query.list_options()?;
+            let list = store.list(namespace, &opts).await?;
+            respond(&store, StatusCode::OK, output, &list, true, how)
+        }
+        "watch" => super::watch::serve(api, &store, namespace, &query, output).await,
+        "create" => {
+            let opts = query.write_options()?;
+            let (body, dup_warnings) = decoded(req, &opts).await?;
+            let (obj, mut warnings) = store.create(namespace, body, &opts).await?;
+            warnings.extend(dup_warnings);
+            Ok(with_warnings(
+                respond(&store, StatusCode::CREATED, output, &obj, false, how)?,
+                &warnings,
+            ))
+        }
+        "update" => {
+            let opts = query.write_options()?;
+            let (body, dup_warnings) = decoded(req, &opts).await?;
+            let (obj, mut warnings) = store
+                .update(
+                    namespace,
+                    &name,
+                    body,
+                    sub.unwrap_or(Subresource::Main),
+                    &opts,
+                )
+                .await?;
+            warnings.extend(dup_warnings);
+            Ok(with_warnings(
+                respond(&store, StatusCode::OK, output, &obj, false, how)?,
+                &warnings,
+            ))
+        }
+        "patch" => {
+            let opts = query.write_options()?;
+            let content_type = content_type(&req);
+            let patch_type = PatchType::from_content_type(&content_type)?;
+            let bytes = read_body(req.into_body()).await?;
+            let patch = decode_body(&content_type, &bytes)?.value;
+            let schema_store = store.clone();
+            let (obj, warnings) = store
+                .update_with(
+                    namespace,
+                    &name,
+                    sub.unwrap_or(Subresource::Main),
+                    &opts,
+                    move |current| {
+                        let mut patched =
+                            patch_type.apply(current, &patch, schema_store.strategy().schema())?;
+                        // A patch that does not mention resourceVersion applies to whatever is
+                        // current; one that does is a precondition.
+                        if patch_rv(&patch).is_none() {
+                            crate::registry::object::set_meta(
+                                &mut patched,
+                                "resourceVersion",
+                                current.pointer("/metadata/resourceVersion").cloned(),
+                            );
+                        }
+                        Ok(patched)
+                    },
+                )
+                .await?;
+            Ok(with_warnings(
+                respond(&store, StatusCode::OK, output, &obj, false, how)?,
+                &warnings,
+            ))
+        }
+        "delete" => {
+            let body = delete_body(req).await?;
+            let opts = query.delete_options(body.as_ref())?;
+            match store.delete(namespace, &name, &opts).await? {
+                Deletion::Deleted(obj) => respond(&store, StatusCode::OK, output, &obj, false, how),
+                Deletion::Pending(obj) => {
+                    respond(&store, StatusCode::ACCEPTED, output, &obj, false, how)
+                }
+            }
+        }
+        "deletecollection" => {
+            let list_opts = query.list_options()?;
+            let body = delete_body(req).await?;
+            let opts = query.delete_options(body.as_ref())?;
+            let list = store
+                .delete_collection(namespace, &list_opts, &opts)
+                .await?;
+            respond(&store, StatusCode::OK, output, &list, true, how)
+        }
+        _ => Err(ApiError::method_not_allowed()),
+    }
+}
+
+fn patch_rv(patch: &Value) -> Option<&Value> {
+    patch.pointer("/metadata/resourceVersion")
+}
+
+fn content_type<B>(req: &Request<B>) -> String {
+    req.headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("application/json")
+        .to_string()
+}
+
+/// Reads a create/update body in JSON or YAML; duplicated fields are refused under
+/// `fieldValidation=Strict` and become warnings under `Warn`.
+async fn decoded<B>(req: Request<B>, opts: &WriteOptions) -> Result<(Value, Vec<String>), ApiError>
+where
+    B: hyper::body::Body<Data = bytes::Bytes> + Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let content_type = content_type(&req);
+    let essence = negotiation::essence(&content_type);
+    if !matches!(
+        essence.as_str(),
+        "application/json" | "application/yaml" | "application/x-yaml" | "text/yaml" | ""
+    ) {
+        return Err(ApiError::unsupported_media_type(
+            &content_type,
+            negotiation::SERVED,
+        ));
+    }
+    let bytes = read_body(req.into_body()).await?;
+    let decoded = decode_body(&content_type, &bytes)?;
+    let messages: Vec<String> = decoded
+        .duplicates
+        .iter()
+        .map(|p| format!("duplicate field \"{p}\""))
+        .collect();
+    match opts.field_validation {
+        FieldValidation::Strict if !messages.is_empty() => Err(ApiError::bad_request(format!(
+            "strict decoding error: {}",
+            messages.join(", ")
+        ))),
+        FieldValidation::Ignore => Ok((decoded.value, Vec::new())),
+        _ => Ok((decoded.value, messages)),
+    }
+}
+
+async fn delete_body<B>(req: Request<B>) -> Result<Option<Value>, ApiError>
+where
+    B: hyper::body::Body<Data = bytes::Bytes> + Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let content_type = content_type(&req);
+    let bytes = read_body(req.into_body()).await?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    Ok(Some(decode_body(&content_type, &bytes)?.value))
+}
+
+/// Encodes an object or list in the client's format.
+pub fn respond(
+    store: &Arc<Store>,
+    code: StatusCode,
+    output: Output,
+    value: &Value,
+    is_list: bool,
+    how: Presentation,
+) -> Result<Response<Body>, ApiError> {
+    let body = present(store.info(), output, value, is_list, how)?;
+    let bytes = match output {
+        Output::Yaml => to_yaml(&body).into_bytes(),
+        _ => serde_json::to_vec(&body).unwrap_or_default(),
+    };
+    Ok(document(code, negotiation::content_type(output), bytes))
+}

@@ -1,0 +1,162 @@
+//! The scale subresource: an `autoscaling/v1` `Scale` view of an object, through the
+//! replica paths its resource declares (as for a CRD's `subresources.scale`).
+
+use http::{Request, Response, StatusCode, header};
+use kapi_core::ScaleInfo;
+use serde_json::{Value, json};
+
+use super::negotiation::decode_body;
+use super::patch::PatchType;
+use super::path::ResourcePath;
+use super::query::Query;
+use super::{Api, Body, json_response, read_body};
+use crate::registry::{Store, Subresource};
+use crate::status::ApiError;
+
+fn pointer(json_path: &str) -> String {
+    json_path
+        .trim_start_matches('.')
+        .split('.')
+        .map(|s| format!("/{s}"))
+        .collect()
+}
+
+/// The `Scale` of `obj`.
+fn scale_of(obj: &Value, scale: &ScaleInfo) -> Value {
+    let meta = &obj["metadata"];
+    let mut metadata = json!({});
+    for f in [
+        "name",
+        "namespace",
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+    ] {
+        if let Some(v) = meta.get(f) {
+            metadata[f] = v.clone();
+        }
+    }
+    let replicas = obj
+        .pointer(&pointer(&scale.spec_replicas_path))
+        .cloned()
+        .unwrap_or(json!(0));
+    let mut status = json!({
+        "replicas": obj.pointer(&pointer(&scale.status_replicas_path)).cloned().unwrap_or(json!(0)),
+    });
+    if let Some(sel) = scale
+        .label_selector_path
+        .as_ref()
+        .and_then(|p| obj.pointer(&pointer(p)))
+        .and_then(Value::as_str)
+    {
+        status["selector"] = json!(sel);
+    }
+    json!({
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": metadata,
+        "spec": { "replicas": replicas },
+        "status": status,
+    })
+}
+
+/// Writes `replicas` into `obj` at the spec replicas path, creating parents.
+fn set_replicas(obj: &mut Value, scale: &ScaleInfo, replicas: Value) {
+    let path = pointer(&scale.spec_replicas_path);
+    let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let mut cur = obj;
+    for (i, part) in parts.iter().enumerate() {
+        if !cur.is_object() {
+            *cur = json!({});
+        }
+        let map = cur.as_object_mut().expect("made an object above");
+        if i + 1 == parts.len() {
+            map.insert(part.to_string(), replicas);
+            return;
+        }
+        cur = map.entry(part.to_string()).or_insert_with(|| json!({}));
+    }
+}
+
+/// Computes the wanted `Scale` from the current one (a PUT body, or a patched view).
+type ScaleChange = Box<dyn Fn(&Value) -> Result<Value, ApiError> + Send>;
+
+/// Serves `.../{name}/scale`.
+pub async fn handle<B>(
+    _api: &Api,
+    store: &std::sync::Arc<Store>,
+    req: Request<B>,
+    namespace: Option<&str>,
+    r: &ResourcePath,
+    verb: &str,
+    query: &Query,
+) -> Result<Response<Body>, ApiError>
+where
+    B: hyper::body::Body<Data = bytes::Bytes> + Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let info = store.info().clone();
+    let scale = info
+        .subresources
+        .scale
+        .clone()
+        .expect("routed only when served");
+    let name = r.name.clone().unwrap_or_default();
+    let new_scale: ScaleChange = match verb {
+        "get" => {
+            let obj = store
+                .get(namespace, &name, kapi_storage::ReadAt::Latest)
+                .await?;
+            return Ok(json_response(StatusCode::OK, &scale_of(&obj, &scale)));
+        }
+        "update" => {
+            let bytes = read_body(req.into_body()).await?;
+            let body = decode_body("application/json", &bytes)?.value;
+            Box::new(move |_current: &Value| Ok(body.clone()))
+        }
+        "patch" => {
+            let content_type = req
+                .headers()
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_string();
+            let patch_type = PatchType::from_content_type(&content_type)?;
+            let bytes = read_body(req.into_body()).await?;
+            let patch = decode_body(&content_type, &bytes)?.value;
+            let schema = kapi_core::schema::Schema::parse(
+                &json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
+            )
+            .expect("a constant schema");
+            Box::new(move |current: &Value| patch_type.apply(current, &patch, &schema))
+        }
+        _ => return Err(ApiError::method_not_supported(&info, verb)),
+    };
+    let opts = query.write_options()?;
+    let scale_for_update = scale.clone();
+    let conflict_name = name.clone();
+    let (obj, _) = store
+        .update_with(namespace, &name, Subresource::Main, &opts, move |current| {
+            let wanted = new_scale(&scale_of(current, &scale_for_update))?;
+            let rv = wanted
+                .pointer("/metadata/resourceVersion")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let current_rv = current
+                .pointer("/metadata/resourceVersion")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            if !rv.is_empty() && rv != current_rv {
+                return Err(ApiError::stale(store.info(), &conflict_name));
+            }
+            let replicas = wanted
+                .pointer("/spec/replicas")
+                .cloned()
+                .unwrap_or(json!(0));
+            let mut obj = current.clone();
+            set_replicas(&mut obj, &scale_for_update, replicas);
+            Ok(obj)
+        })
+        .await?;
+    Ok(json_response(StatusCode::OK, &scale_of(&obj, &scale)))
+}

@@ -1,0 +1,88 @@
+//! Watch responses: a chunked stream of `{"type": ..., "object": ...}` lines that ends
+//! at `timeoutSeconds`, when the server shuts down, or when the client goes away.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use http::{HeaderValue, Response, StatusCode, header};
+use http_body_util::{BodyExt, StreamBody};
+use hyper::body::Frame;
+use serde_json::json;
+
+use super::negotiation::Output;
+use super::query::Query;
+use super::{Api, Body};
+use crate::presentation::{Presentation, present};
+use crate::registry::{Store, WatchEventType};
+use crate::status::ApiError;
+
+/// Without `timeoutSeconds`, a watch lasts this long (kube-apiserver picks a random time
+/// between 30 and 60 minutes so that watches do not all renew at once).
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
+
+/// Starts a watch and streams it.
+pub async fn serve(
+    api: &Api,
+    store: &Arc<Store>,
+    namespace: Option<&str>,
+    query: &Query,
+    output: Output,
+) -> Result<Response<Body>, ApiError> {
+    let opts = query.watch_options()?;
+    let events = store.watch(namespace, &opts).await?;
+    let timeout = query
+        .timeout_seconds()
+        .map(Duration::from_secs)
+        .unwrap_or_else(|| {
+            let jitter = uuid::Uuid::new_v4().as_bytes()[0] as u64 * 7;
+            DEFAULT_TIMEOUT + Duration::from_secs(jitter)
+        });
+    let mut shutdown = api.shutdown.clone();
+    let stop = async move {
+        tokio::select! {
+            _ = tokio::time::sleep(timeout) => {}
+            _ = shutdown.wait_for(|down| *down) => {}
+        }
+    };
+    let store = store.clone();
+    let include_object = crate::table::IncludeObject::from_query(query.get("includeObject"))
+        .map_err(ApiError::bad_request)?;
+    let mut sent_headers = false;
+    let frames = events.take_until(Box::pin(stop)).map(move |event| {
+        let object = match (output, event.type_) {
+            (
+                Output::Converted(_),
+                WatchEventType::Added | WatchEventType::Modified | WatchEventType::Deleted,
+            ) => {
+                // Like kube-apiserver, only the first Table event carries the columns.
+                let how = Presentation {
+                    include_object,
+                    no_headers: sent_headers,
+                };
+                sent_headers = true;
+                present(store.info(), output, &event.object, false, how)
+                    .unwrap_or_else(|e| e.to_status())
+            }
+            _ => event.object,
+        };
+        let mut line =
+            serde_json::to_vec(&json!({ "type": event.type_.as_str(), "object": object }))
+                .unwrap_or_default();
+        line.push(b'\n');
+        Ok::<_, Infallible>(Frame::data(Bytes::from(line)))
+    });
+    let mut res = Response::new(BodyExt::boxed(StreamBody::new(frames)));
+    *res.status_mut() = StatusCode::OK;
+    res.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    res.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, private"),
+    );
+    Ok(res)
+}

@@ -1,0 +1,94 @@
+//! Objects in the form the client asked for: as they are, as a Table, as
+//! PartialObjectMetadata, or as YAML.
+
+use std::borrow::Cow;
+
+use kapi_core::ResourceInfo;
+use saphyr::{Mapping, Scalar, Yaml, YamlEmitter};
+use serde_json::Value;
+
+use crate::endpoints::negotiation::Output;
+use crate::status::ApiError;
+use crate::table::{self, Conversion, IncludeObject, TableOptions};
+
+/// How a response is presented beyond its media type.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Presentation {
+    /// `?includeObject=` for Tables.
+    pub include_object: IncludeObject,
+    /// Leave out Table column definitions (watch events after the first).
+    pub no_headers: bool,
+}
+
+/// `value` (an object, or a list when `is_list`) in `output`'s form. 406 for a
+/// PartialObjectMetadata of a list or a PartialObjectMetadataList of an object, as
+/// kube-apiserver answers.
+pub fn present(
+    info: &ResourceInfo,
+    output: Output,
+    value: &Value,
+    is_list: bool,
+    how: Presentation,
+) -> Result<Value, ApiError> {
+    let now = chrono::Utc::now();
+    Ok(match output {
+        Output::Json | Output::Yaml => value.clone(),
+        Output::Converted(Conversion::Table(version)) => {
+            let opts = TableOptions {
+                version,
+                include_object: how.include_object,
+                no_headers: how.no_headers,
+            };
+            if is_list {
+                table::list_table(info, value, &opts, now)
+            } else {
+                table::object_table(info, value, &opts, now)
+            }
+        }
+        Output::Converted(Conversion::PartialObjectMetadata(v)) if !is_list => {
+            table::partial_object_metadata(value, v)
+        }
+        Output::Converted(Conversion::PartialObjectMetadataList(v)) if is_list => {
+            table::partial_object_metadata_list(value, v)
+        }
+        Output::Converted(_) => {
+            return Err(ApiError::not_acceptable(&[
+                "application/json",
+                "application/yaml",
+                "application/json;as=Table;v=v1;g=meta.k8s.io",
+            ]));
+        }
+    })
+}
+
+/// A JSON value as a YAML document.
+pub fn to_yaml(value: &Value) -> String {
+    fn convert(v: &Value) -> Yaml<'_> {
+        match v {
+            Value::Null => Yaml::Value(Scalar::Null),
+            Value::Bool(b) => Yaml::Value(Scalar::Boolean(*b)),
+            Value::Number(n) => match n.as_i64() {
+                Some(i) => Yaml::Value(Scalar::Integer(i)),
+                None => Yaml::Value(Scalar::FloatingPoint(n.as_f64().unwrap_or(0.0).into())),
+            },
+            Value::String(s) => Yaml::Value(Scalar::String(Cow::Borrowed(s))),
+            Value::Array(items) => Yaml::Sequence(items.iter().map(convert).collect()),
+            Value::Object(map) => {
+                let mut m = Mapping::new();
+                for (k, v) in map {
+                    m.insert(Yaml::Value(Scalar::String(Cow::Borrowed(k))), convert(v));
+                }
+                Yaml::Mapping(m)
+            }
+        }
+    }
+    let mut out = String::new();
+    let doc = convert(value);
+    let mut emitter = YamlEmitter::new(&mut out);
+    if emitter.dump(&doc).is_err() {
+        return serde_json::to_string_pretty(value).unwrap_or_default();
+    }
+    // The emitter starts documents with `---`; kube-apiserver's YAML does not.
+    let body = out.strip_prefix("---\n").unwrap_or(&out);
+    format!("{body}\n")
+}

@@ -1,0 +1,238 @@
+//! List: selectors, pagination with `limit` and `continue` over one consistent
+//! snapshot, and the `resourceVersion` rules of the API.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use kapi_core::ResourceInfo;
+use kapi_core::selector::{FieldSelector, LabelSelector};
+use kapi_storage::{ListRequest, ReadAt};
+use serde_json::{Value, json};
+
+use super::Store;
+use super::codec::decode_kv;
+use super::keys;
+use super::object::{self, field_value, labels};
+use super::options::ListOptions;
+use crate::status::ApiError;
+
+/// Decides which objects a list or watch returns: its label and field selectors, with
+/// the field selector checked against the fields the resource makes selectable.
+#[derive(Clone, Debug)]
+pub struct Predicate {
+    label: LabelSelector,
+    field: FieldSelector,
+}
+
+impl Predicate {
+    /// A predicate for `info`; 400 when the field selector names a field that is not
+    /// selectable (`metadata.name`, `metadata.namespace` and the resource's
+    /// `selectableFields`).
+    pub fn new(
+        info: &ResourceInfo,
+        label: LabelSelector,
+        field: FieldSelector,
+    ) -> Result<Self, ApiError> {
+        for r in field.requirements() {
+            let f = r.field.as_str();
+            let known = f == "metadata.name"
+                || (f == "metadata.namespace" && info.namespaced())
+                || info
+                    .selectable_fields
+                    .iter()
+                    .any(|s| s.trim_start_matches('.') == f);
+            if !known {
+                return Err(ApiError::bad_request(format!(
+                    "field label not supported: {f}"
+                )));
+            }
+        }
+        Ok(Self { label, field })
+    }
+
+    /// True when neither selector restricts anything.
+    pub fn is_everything(&self) -> bool {
+        self.label.is_empty() && self.field.is_empty()
+    }
+
+    /// Whether `obj` passes both selectors.
+    pub fn matches(&self, obj: &Value) -> bool {
+        (self.label.is_empty() || self.label.matches(&labels(obj)))
+            && (self.field.is_empty() || self.field.matches(|f| field_value(obj, f)))
+    }
+}
+
+/// The `continue` token: the list's revision and the key to start from, relative to the
+/// list's prefix; base64 JSON as kube-apiserver encodes it.
+fn encode_continue(revision: i64, start: &str) -> String {
+    BASE64.encode(json!({"v": "meta.k8s.io/v1", "rv": revision, "start": start}).to_string())
+}
+
+fn decode_continue(token: &str) -> Result<(i64, String), ApiError> {
+    let invalid = |why: &str| ApiError::bad_request(format!("continue key is not valid: {why}"));
+    let bytes = BASE64
+        .decode(token)
+        .map_err(|_| invalid("incorrect encoded start resourceVersion (version meta.k8s.io/v1)"))?;
+    let v: Value = serde_json::from_slice(&bytes).map_err(|_| invalid("not JSON"))?;
+    if v["v"] != "meta.k8s.io/v1" {
+        return Err(invalid("server does not recognize this encoded key"));
+    }
+    let rv = v["rv"]
+        .as_i64()
+        .filter(|rv| *rv > 0)
+        .ok_or_else(|| invalid("incorrect encoded start resourceVersion"))?;
+    let start = v["start"].as_str().unwrap_or("");
+    if start.is_empty() || start.contains("..") || start.starts_with('/') {
+        return Err(invalid("invalid start"));
+    }
+    Ok((rv, start.to_string()))
+}
+
+impl Store {
+    /// `GET` of a collection: the `{Kind}List` of the objects in `namespace` (or all)
+    /// that pass the selectors, paginated.
+    pub async fn list(
+        &self,
+        namespace: Option<&str>,
+        opts: &ListOptions,
+    ) -> Result<Value, ApiError> {
+        let info = self.info();
+        let predicate = Predicate::new(
+            info,
+            opts.label_selector.clone(),
+            opts.field_selector.clone(),
+        )?;
+        let prefix = keys::list_prefix(self.prefix(), namespace);
+        let (mut read_at, mut start_key) = (opts.read_at, None);
+        if let Some(token) = &opts.continue_token {
+            if opts.read_at != ReadAt::Latest {
+                return Err(ApiError::bad_request(
+                    "specifying resource version is not allowed when using continue",
+                ));
+            }
+            let (rv, start) = decode_continue(token)?;
+            read_at = ReadAt::Exact(rv);
+            start_key = Some(format!("{prefix}{start}"));
+        }
+        let mut items = Vec::new();
+        let mut revision = None;
+        let mut next = None;
+        let mut remaining;
+        loop {
+            let want = opts.limit.map(|l| l.saturating_sub(items.len()).max(1));
+            let request = ListRequest {
+                prefix: prefix.clone(),
+                read_at,
+                start_key: start_key.clone(),
+                limit: want,
+            };
+            let page = self.storage().list(&request).await.map_err(|e| {
+                if opts.continue_token.is_some() && matches!(e, kapi_storage::StorageError::Expired { .. }) {
+                    ApiError::expired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
+                } else {
+                    ApiError::from_storage(info, "", &e)
+                }
+            })?;
+            revision.get_or_insert(page.revision);
+            let last_key = page.items.last().map(|kv| kv.key.clone());
+            for kv in &page.items {
+                let obj = decode_kv(info, kv)?;
+                if predicate.matches(&obj) {
+                    items.push(obj);
+                }
+            }
+            remaining = page.remaining;
+            match (opts.limit, last_key) {
+                (Some(limit), Some(last)) if page.remaining > 0 => {
+                    // Every page after the first reads the same snapshot.
+                    read_at = ReadAt::Exact(page.revision);
+                    start_key = Some(format!("{last}\u{0}"));
+                    if items.len() >= limit {
+                        next = Some(start_key.clone().unwrap_or_default());
+                        break;
+                    }
+                }
+                _ => break,
+            }
+        }
+        let revision = revision.unwrap_or(0);
+        let mut metadata = json!({ "resourceVersion": revision.to_string() });
+        if let Some(next) = next {
+            let relative = next.strip_prefix(&prefix).unwrap_or(&next);
+            metadata["continue"] = json!(encode_continue(revision, relative));
+            if predicate.is_everything() {
+                metadata["remainingItemCount"] = json!(remaining);
+            }
+        }
+        Ok(json!({
+            "apiVersion": info.api_version(),
+            "kind": info.list_kind,
+            "metadata": metadata,
+            "items": items,
+        }))
+    }
+
+    /// The objects a collection delete removes: every object that passes the selectors.
+    pub async fn list_all(
+        &self,
+        namespace: Option<&str>,
+        opts: &ListOptions,
+    ) -> Result<Vec<Value>, ApiError> {
+        let mut opts = opts.clone();
+        opts.limit = None;
+        opts.continue_token = None;
+        let list = self.list(namespace, &opts).await?;
+        Ok(list["items"].as_array().cloned().unwrap_or_default())
+    }
+
+    /// `DELETE` of a collection: deletes every object that passes the selectors, and
+    /// answers with the list of what was deleted (or is now waiting for finalizers).
+    pub async fn delete_collection(
+        &self,
+        namespace: Option<&str>,
+        list_opts: &ListOptions,
+        delete_opts: &super::DeleteOptions,
+    ) -> Result<Value, ApiError> {
+        let mut deleted = Vec::new();
+        let mut revision = String::new();
+        for obj in self.list_all(namespace, list_opts).await? {
+            let ns = object::namespace(&obj).to_string();
+            let ns = (!ns.is_empty()).then_some(ns);
+            match self
+                .delete(ns.as_deref(), object::name(&obj), delete_opts)
+                .await
+            {
+                Ok(super::Deletion::Deleted(o) | super::Deletion::Pending(o)) => {
+                    revision = object::meta_str(&o, "resourceVersion").to_string();
+                    deleted.push(o);
+                }
+                // Deleted by someone else meanwhile: the goal is reached.
+                Err(e) if e.code == http::StatusCode::NOT_FOUND => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(json!({
+            "apiVersion": self.info().api_version(),
+            "kind": self.info().list_kind,
+            "metadata": { "resourceVersion": revision },
+            "items": deleted,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn continue_tokens_round_trip_and_reject_garbage() {
+        let t = encode_continue(42, "default/w1\u{0}");
+        assert_eq!(
+            decode_continue(&t).unwrap(),
+            (42, "default/w1\u{0}".to_string())
+        );
+        assert_eq!(decode_continue("!!").unwrap_err().code, 400);
+        let escaping =
+            BASE64.encode(json!({"v": "meta.k8s.io/v1", "rv": 1, "start": "../x"}).to_string());
+        assert_eq!(decode_continue(&escaping).unwrap_err().code, 400);
+    }
+}

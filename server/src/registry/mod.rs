@@ -1,0 +1,145 @@
+//! The registry: every served resource version, each with a [`Store`] that joins its
+//! strategy to the storage (`pkg/registry/generic/registry` in k8s.io/apiserver).
+//!
+//! The registry knows resources only through their [`ObjectStrategy`]; what is special
+//! about a kind lives in its strategy and hooks.
+
+mod codec;
+pub mod keys;
+pub mod list;
+pub mod object;
+pub mod options;
+mod store;
+pub mod watch;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use kapi_core::{ObjectStrategy, Registrar, ResourceInfo};
+use kapi_storage::Storage;
+
+pub use options::{
+    DeleteOptions, FieldValidation, ListOptions, Propagation, WatchOptions, WriteOptions,
+};
+pub use store::{Deletion, Store, Subresource};
+pub use watch::{WatchEvent, WatchEventType};
+
+/// Collects strategies from the generated `register` function (or by hand), before the
+/// storage is known.
+#[derive(Default)]
+pub struct Resources {
+    strategies: Vec<Arc<dyn ObjectStrategy>>,
+}
+
+impl Resources {
+    /// No resources yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The collected strategies, in registration order.
+    pub fn strategies(&self) -> &[Arc<dyn ObjectStrategy>] {
+        &self.strategies
+    }
+}
+
+impl Registrar for Resources {
+    fn register(&mut self, strategy: Arc<dyn ObjectStrategy>) {
+        if strategy.info().served {
+            self.strategies.push(strategy);
+        }
+    }
+}
+
+/// Identifies one resource version: group, version, plural.
+pub type ResourceKey = (String, String, String);
+
+/// Every served resource version with its store.
+pub struct Registry {
+    stores: BTreeMap<ResourceKey, Arc<Store>>,
+    order: Vec<Arc<Store>>,
+}
+
+impl Registry {
+    /// Builds a store for each resource over `storage`, with keys under `prefix`
+    /// (kube-apiserver's default is `/registry`).
+    pub fn new(resources: &Resources, storage: Arc<dyn Storage>, prefix: &str) -> Self {
+        let namespaces = resources
+            .strategies()
+            .iter()
+            .find(|s| {
+                let i = s.info();
+                i.group.is_empty() && i.plural == "namespaces"
+            })
+            .map(|s| {
+                Arc::new(NamespaceLookup::new(keys::resource_prefix(
+                    prefix,
+                    s.info(),
+                )))
+            });
+        let mut stores = BTreeMap::new();
+        let mut order = Vec::new();
+        for strategy in resources.strategies() {
+            let info = strategy.info();
+            let store = Arc::new(Store::new(
+                strategy.clone(),
+                storage.clone(),
+                keys::resource_prefix(prefix, info),
+                if info.namespaced() {
+                    namespaces.clone()
+                } else {
+                    None
+                },
+            ));
+            stores.insert(
+                (
+                    info.group.to_string(),
+                    info.version.to_string(),
+                    info.plural.to_string(),
+                ),
+                store.clone(),
+            );
+            order.push(store);
+        }
+        Self { stores, order }
+    }
+
+    /// The store of one resource version.
+    pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<&Arc<Store>> {
+        self.stores
+            .get(&(group.to_string(), version.to_string(), plural.to_string()))
+    }
+
+    /// Every store, in registration order.
+    pub fn stores(&self) -> &[Arc<Store>] {
+        &self.order
+    }
+
+    /// Every served resource version's description, in registration order.
+    pub fn infos(&self) -> Vec<&ResourceInfo> {
+        self.order.iter().map(|s| s.info()).collect()
+    }
+
+    /// Every served resource version's strategy, in registration order.
+    pub fn strategies(&self) -> Vec<Arc<dyn ObjectStrategy>> {
+        self.order.iter().map(|s| s.strategy().clone()).collect()
+    }
+}
+
+/// Where the namespaces live, so that stores of namespaced resources can refuse objects
+/// in a namespace that does not exist or is terminating (kube-apiserver's
+/// NamespaceLifecycle admission).
+pub struct NamespaceLookup {
+    prefix: String,
+}
+
+impl NamespaceLookup {
+    fn new(prefix: String) -> Self {
+        Self { prefix }
+    }
+
+    /// The storage key of namespace `name`.
+    pub fn key(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+}

@@ -1,0 +1,502 @@
+//! [`Store`]: the generic create, get, update, patch and delete of one resource version,
+//! assembled from its strategy and the storage. Mirrors `Store` in
+//! k8s.io/apiserver/pkg/registry/generic/registry: handlers decode, the store runs the
+//! strategy in a fixed order and writes, and storage errors become API errors here.
+
+use std::sync::Arc;
+
+use kapi_core::meta::{NameRule, validate_object_meta, validate_object_meta_update};
+use kapi_core::{ErrorList, ObjectStrategy, ResourceInfo};
+use kapi_storage::{
+    ReadAt, Storage, StorageError, Update, UpdateError, Updated, guaranteed_update,
+};
+use serde_json::{Value, json};
+
+use super::NamespaceLookup;
+use super::codec::{decode, decode_kv, encode};
+use super::keys;
+use super::object::{self, finalizers, is_being_deleted, meta_str, set_finalizers, set_meta};
+use super::options::{DeleteOptions, FieldValidation, Propagation, WriteOptions};
+use crate::status::ApiError;
+
+/// The finalizer the garbage collector honours for `propagationPolicy: Orphan`.
+pub const ORPHAN_FINALIZER: &str = "orphan";
+/// The finalizer the garbage collector honours for `propagationPolicy: Foreground`.
+pub const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
+
+/// Which part of an object a write is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Subresource {
+    /// The object itself.
+    Main,
+    /// `/status`.
+    Status,
+}
+
+/// What a delete did.
+#[derive(Clone, Debug)]
+pub enum Deletion {
+    /// The object is gone; this was its last state.
+    Deleted(Value),
+    /// The object waits for its finalizers; this is its state now.
+    Pending(Value),
+}
+
+/// One resource version's store.
+pub struct Store {
+    strategy: Arc<dyn ObjectStrategy>,
+    storage: Arc<dyn Storage>,
+    prefix: String,
+    namespaces: Option<Arc<NamespaceLookup>>,
+}
+
+/// The outcome of a write: the object and warnings for the client.
+pub type Written = (Value, Vec<String>);
+
+impl Store {
+    pub(super) fn new(
+        strategy: Arc<dyn ObjectStrategy>,
+        storage: Arc<dyn Storage>,
+        prefix: String,
+        namespaces: Option<Arc<NamespaceLookup>>,
+    ) -> Self {
+        Self {
+            strategy,
+            storage,
+            prefix,
+            namespaces,
+        }
+    }
+
+    /// The resource this store serves.
+    pub fn info(&self) -> &ResourceInfo {
+        self.strategy.info()
+    }
+
+    /// Its strategy.
+    pub fn strategy(&self) -> &Arc<dyn ObjectStrategy> {
+        &self.strategy
+    }
+
+    /// The storage under it.
+    pub fn storage(&self) -> &Arc<dyn Storage> {
+        &self.storage
+    }
+
+    /// The prefix of every key of this resource.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    pub(crate) fn key(&self, namespace: Option<&str>, name: &str) -> String {
+        keys::object_key(&self.prefix, namespace, name)
+    }
+
+    fn storage_error(&self, name: &str, e: &StorageError) -> ApiError {
+        ApiError::from_storage(self.info(), name, e)
+    }
+
+    /// `GET .../{name}`.
+    pub async fn get(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        read_at: ReadAt,
+    ) -> Result<Value, ApiError> {
+        let kv = self
+            .storage
+            .get(&self.key(namespace, name), read_at)
+            .await
+            .map_err(|e| self.storage_error(name, &e))?
+            .ok_or_else(|| ApiError::not_found(self.info(), name))?;
+        decode_kv(self.info(), &kv)
+    }
+
+    /// Checks the body's `apiVersion` and `kind` (defaulting them when absent) and its
+    /// namespace against the request's, as kube-apiserver's handlers do.
+    fn check_identity(&self, obj: &mut Value, namespace: Option<&str>) -> Result<(), ApiError> {
+        let info = self.info();
+        let Some(map) = obj.as_object_mut() else {
+            return Err(ApiError::bad_request(format!(
+                "the body of the request is not a {} object",
+                info.kind
+            )));
+        };
+        let api_version = info.api_version();
+        match map.get("apiVersion").and_then(Value::as_str) {
+            None | Some("") => {
+                map.insert("apiVersion".into(), json!(api_version));
+            }
+            Some(v) if v == api_version => {}
+            Some(v) => {
+                return Err(ApiError::bad_request(format!(
+                    "the API version in the data ({v}) does not match the expected API version ({api_version})"
+                )));
+            }
+        }
+        match map.get("kind").and_then(Value::as_str) {
+            None | Some("") => {
+                map.insert("kind".into(), json!(info.kind));
+            }
+            Some(k) if k == info.kind => {}
+            Some(k) => {
+                return Err(ApiError::bad_request(format!(
+                    "the kind in the data ({k}) does not match the expected kind ({})",
+                    info.kind
+                )));
+            }
+        }
+        match namespace {
+            Some(ns) => {
+                let body_ns = object::namespace(obj).to_string();
+                if body_ns.is_empty() {
+                    set_meta(obj, "namespace", Some(json!(ns)));
+                } else if body_ns != ns {
+                    return Err(ApiError::bad_request(
+                        "the namespace of the provided object does not match the namespace sent on the request",
+                    ));
+                }
+            }
+            None => {
+                // Cluster-scoped objects carry no namespace; kube-apiserver clears it.
+                set_meta(obj, "namespace", None);
+            }
+        }
+        Ok(())
+    }
+
+    async fn check_namespace(&self, namespace: Option<&str>, name: &str) -> Result<(), ApiError> {
+        let (Some(lookup), Some(ns)) = (&self.namespaces, namespace) else {
+            return Ok(());
+        };
+        let kv = self
+            .storage
+            .get(&lookup.key(ns), ReadAt::Latest)
+            .await
+            .map_err(|e| self.storage_error(name, &e))?;
+        match kv {
+            None => Err(ApiError::namespace_not_found(ns)),
+            Some(kv) => {
+                let obj: Value = serde_json::from_slice(&kv.value).unwrap_or(Value::Null);
+                if is_being_deleted(&obj) {
+                    Err(ApiError::forbidden(
+                        self.info(),
+                        name,
+                        &format!(
+                            "unable to create new content in namespace {ns} because it is being terminated"
+                        ),
+                    ))
+                } else {
+                    Ok(())
+                }
+            }
+        }
+    }
+
+    /// Removes fields the schema does not know, reporting them per `fieldValidation`.
+    fn unknown_fields(&self, obj: &Value, mode: FieldValidation) -> Result<Vec<String>, ApiError> {
+        if mode == FieldValidation::Ignore {
+            return Ok(Vec::new());
+        }
+        let mut pruned = obj.clone();
+        self.strategy.schema().prune(&mut pruned);
+        let mut unknown = Vec::new();
+        collect_removed(obj, &pruned, "", &mut unknown);
+        let messages: Vec<String> = unknown
+            .iter()
+            .map(|p| format!("unknown field \"{p}\""))
+            .collect();
+        if mode == FieldValidation::Strict && !messages.is_empty() {
+            return Err(ApiError::bad_request(format!(
+                "strict decoding error: {}",
+                messages.join(", ")
+            )));
+        }
+        Ok(messages)
+    }
+
+    /// `POST`: creates an object in `namespace` (`None` for cluster-scoped resources).
+    pub async fn create(
+        &self,
+        namespace: Option<&str>,
+        mut obj: Value,
+        opts: &WriteOptions,
+    ) -> Result<Written, ApiError> {
+        let info = self.info();
+        self.check_identity(&mut obj, namespace)?;
+        let warnings = self.unknown_fields(&obj, opts.field_validation)?;
+        if !meta_str(&obj, "resourceVersion").is_empty() {
+            return Err(ApiError::bad_request(
+                "resourceVersion should not be set on objects to be created",
+            ));
+        }
+        if object::name(&obj).is_empty() {
+            let generate = meta_str(&obj, "generateName").to_string();
+            if !generate.is_empty() {
+                let name = format!("{generate}{}", random_suffix());
+                set_meta(&mut obj, "name", Some(json!(name)));
+            }
+        }
+        self.strategy.prepare_for_create(&mut obj);
+        // Server-set metadata, after the strategy so that nothing can override it.
+        set_meta(
+            &mut obj,
+            "uid",
+            Some(json!(uuid::Uuid::new_v4().to_string())),
+        );
+        set_meta(&mut obj, "creationTimestamp", Some(json!(object::now())));
+        set_meta(&mut obj, "deletionTimestamp", None);
+        set_meta(&mut obj, "deletionGracePeriodSeconds", None);
+        let name = object::name(&obj).to_string();
+        let mut errs =
+            validate_object_meta(obj.get("metadata"), info.namespaced(), NameRule::Subdomain);
+        errs.extend(self.strategy.validate(&obj));
+        if !errs.is_empty() {
+            return Err(ApiError::invalid(info, &name, &errs));
+        }
+        self.check_namespace(namespace, &name).await?;
+        if opts.dry_run {
+            return Ok((obj, warnings));
+        }
+        let key = self.key(namespace, &name);
+        let kv = self
+            .storage
+            .create(&key, encode(&obj))
+            .await
+            .map_err(|e| self.storage_error(&name, &e))?;
+        Ok((decode_kv(info, &kv)?, warnings))
+    }
+
+    /// Writes a new state computed from the current one by `compute` (update and patch),
+    /// with the strategy's preparation and validation, a compare-and-swap retried on
+    /// conflicts, and finalization: an object being deleted whose last finalizer was
+    /// removed is deleted.
+    pub async fn update_with<F>(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        sub: Subresource,
+        opts: &WriteOptions,
+        mut compute: F,
+    ) -> Result<Written, ApiError>
+    where
+        F: FnMut(&Value) -> Result<Value, ApiError> + Send,
+    {
+        let info = self.info().clone();
+        let key = self.key(namespace, name);
+        let mut warnings = Vec::new();
+        let mut dry_result = None;
+        let outcome = guaranteed_update(self.storage.as_ref(), &key, |kv| {
+            let old = decode_kv(&info, kv)?;
+            let mut new = compute(&old)?;
+            self.check_identity(&mut new, namespace)?;
+            if object::name(&new) != name {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({}) does not match the name on the URL ({name})",
+                    object::name(&new)
+                )));
+            }
+            let rv = meta_str(&new, "resourceVersion");
+            if !rv.is_empty() && rv != meta_str(&old, "resourceVersion") {
+                return Err(ApiError::stale(&info, name));
+            }
+            warnings = self.unknown_fields(&new, opts.field_validation)?;
+            match sub {
+                Subresource::Main => self.strategy.prepare_for_update(&mut new, &old),
+                Subresource::Status => self.strategy.prepare_for_status_update(&mut new, &old),
+            }
+            // Server-set metadata is kept from the stored object.
+            for field in [
+                "uid",
+                "creationTimestamp",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+            ] {
+                let keep = old.pointer(&format!("/metadata/{field}")).cloned();
+                set_meta(&mut new, field, keep);
+            }
+            set_meta(
+                &mut new,
+                "resourceVersion",
+                Some(json!(meta_str(&old, "resourceVersion"))),
+            );
+            let mut errs: ErrorList = validate_object_meta_update(
+                new.get("metadata"),
+                old.get("metadata"),
+                info.namespaced(),
+                NameRule::Subdomain,
+            );
+            // validate_update covers everything validate checks, plus transition rules.
+            errs.extend(self.strategy.validate_update(&new, &old));
+            if !errs.is_empty() {
+                return Err(ApiError::invalid(&info, name, &errs));
+            }
+            if opts.dry_run {
+                dry_result = Some(new);
+                return Ok(Update::Keep);
+            }
+            if new == old {
+                return Ok(Update::Keep);
+            }
+            if is_being_deleted(&new) && finalizers(&new).is_empty() {
+                return Ok(Update::Delete);
+            }
+            Ok(Update::Write(encode(&new)))
+        })
+        .await;
+        let obj = match outcome {
+            Err(UpdateError::Rejected(e)) => return Err(e),
+            Err(UpdateError::Storage(e)) => return Err(self.storage_error(name, &e)),
+            Ok(_) if dry_result.is_some() => dry_result.take().expect("checked"),
+            Ok(Updated::Written(kv) | Updated::Kept(kv)) => decode_kv(&info, &kv)?,
+            Ok(Updated::Deleted(d)) => decode(&info, &d.prev.value, d.revision)?,
+        };
+        Ok((obj, warnings))
+    }
+
+    /// `PUT`: replaces an object (or its status).
+    pub async fn update(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        obj: Value,
+        sub: Subresource,
+        opts: &WriteOptions,
+    ) -> Result<Written, ApiError> {
+        self.update_with(namespace, name, sub, opts, |_| Ok(obj.clone()))
+            .await
+    }
+
+    /// `DELETE .../{name}`: checks preconditions, then deletes the object, or, when it
+    /// has finalizers (or the propagation policy adds one), marks it with a
+    /// `deletionTimestamp` and keeps it until they are gone.
+    pub async fn delete(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        opts: &DeleteOptions,
+    ) -> Result<Deletion, ApiError> {
+        let info = self.info().clone();
+        let key = self.key(namespace, name);
+        let mut dry_result = None;
+        let outcome = guaranteed_update(self.storage.as_ref(), &key, |kv| {
+            let mut obj = decode_kv(&info, kv)?;
+            check_preconditions(&info, name, &obj, opts)?;
+            let mut fins = finalizers(&obj);
+            let wanted = match opts.propagation {
+                Some(Propagation::Orphan) => Some(ORPHAN_FINALIZER),
+                Some(Propagation::Foreground) => Some(FOREGROUND_FINALIZER),
+                _ => None,
+            };
+            if let Some(f) = wanted {
+                if !fins.iter().any(|x| x == f) {
+                    fins.push(f.to_string());
+                }
+            }
+            if opts.dry_run {
+                dry_result = Some(if fins.is_empty() {
+                    Deletion::Deleted(obj)
+                } else {
+                    Deletion::Pending(obj)
+                });
+                return Ok(Update::Keep);
+            }
+            if fins.is_empty() {
+                return Ok(Update::Delete);
+            }
+            let before = obj.clone();
+            set_finalizers(&mut obj, &fins);
+            if !is_being_deleted(&obj) {
+                set_meta(&mut obj, "deletionTimestamp", Some(json!(object::now())));
+                set_meta(&mut obj, "deletionGracePeriodSeconds", Some(json!(0)));
+            }
+            if obj == before {
+                Ok(Update::Keep)
+            } else {
+                Ok(Update::Write(encode(&obj)))
+            }
+        })
+        .await;
+        match outcome {
+            Err(UpdateError::Rejected(e)) => Err(e),
+            Err(UpdateError::Storage(e)) => Err(self.storage_error(name, &e)),
+            Ok(_) if dry_result.is_some() => Ok(dry_result.take().expect("checked")),
+            Ok(Updated::Written(kv) | Updated::Kept(kv)) => {
+                Ok(Deletion::Pending(decode_kv(&info, &kv)?))
+            }
+            Ok(Updated::Deleted(d)) => {
+                Ok(Deletion::Deleted(decode(&info, &d.prev.value, d.revision)?))
+            }
+        }
+    }
+}
+
+fn check_preconditions(
+    info: &ResourceInfo,
+    name: &str,
+    obj: &Value,
+    opts: &DeleteOptions,
+) -> Result<(), ApiError> {
+    if let Some(uid) = &opts.precondition_uid {
+        let actual = meta_str(obj, "uid");
+        if uid != actual {
+            return Err(ApiError::conflict(
+                info,
+                name,
+                &format!(
+                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}"
+                ),
+            ));
+        }
+    }
+    if let Some(rv) = &opts.precondition_resource_version {
+        let actual = meta_str(obj, "resourceVersion");
+        if rv != actual {
+            return Err(ApiError::conflict(
+                info,
+                name,
+                &format!(
+                    "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {actual}"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Paths (`spec.foo`) present in `original` but pruned away in `pruned`.
+fn collect_removed(original: &Value, pruned: &Value, at: &str, out: &mut Vec<String>) {
+    match (original, pruned) {
+        (Value::Object(o), Value::Object(p)) => {
+            for (k, v) in o {
+                let path = if at.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{at}.{k}")
+                };
+                match p.get(k) {
+                    None => out.push(path),
+                    Some(pv) => collect_removed(v, pv, &path, out),
+                }
+            }
+        }
+        (Value::Array(o), Value::Array(p)) => {
+            for (i, (v, pv)) in o.iter().zip(p).enumerate() {
+                collect_removed(v, pv, &format!("{at}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Five characters from the alphabet kube-apiserver's `generateName` uses (no vowels, no
+/// look-alikes).
+fn random_suffix() -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    uuid::Uuid::new_v4()
+        .as_bytes()
+        .iter()
+        .take(5)
+        .map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char)
+        .collect()
+}

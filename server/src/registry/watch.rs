@@ -1,0 +1,237 @@
+//! Watch: storage changes turned into the API's ADDED / MODIFIED / DELETED / BOOKMARK /
+//! ERROR events, filtered by the watcher's selectors as kube-apiserver's cacher filters
+//! them (an object that stops matching is a DELETED event to that watcher).
+
+use futures_util::StreamExt;
+use kapi_core::ResourceInfo;
+use kapi_storage::{Event, EventKind, ListRequest, ReadAt, StorageError, WatchItem};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+
+use super::Store;
+use super::codec::decode;
+use super::keys;
+use super::list::Predicate;
+use super::options::WatchOptions;
+use crate::status::ApiError;
+
+/// The `type` of a watch event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WatchEventType {
+    /// The object appeared (or started to match).
+    Added,
+    /// The object changed.
+    Modified,
+    /// The object was deleted (or stopped matching).
+    Deleted,
+    /// Only `metadata.resourceVersion` is meaningful: the watch is this far.
+    Bookmark,
+    /// The object is a `Status`; the watch ends.
+    Error,
+}
+
+impl WatchEventType {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Added => "ADDED",
+            Self::Modified => "MODIFIED",
+            Self::Deleted => "DELETED",
+            Self::Bookmark => "BOOKMARK",
+            Self::Error => "ERROR",
+        }
+    }
+}
+
+/// One watch event.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WatchEvent {
+    /// What happened.
+    pub type_: WatchEventType,
+    /// The object (a `Status` for ERROR).
+    pub object: Value,
+}
+
+/// The annotation on the BOOKMARK that ends a watch-list's initial events.
+pub const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
+
+/// How many keys one storage read of the initial state takes.
+const INITIAL_PAGE: usize = 500;
+
+/// A watch's events, as a stream that ends when the watch ends.
+pub type EventStream = ReceiverStream<WatchEvent>;
+
+fn bookmark(info: &ResourceInfo, revision: i64, initial_end: bool) -> WatchEvent {
+    let mut metadata = json!({ "resourceVersion": revision.to_string() });
+    if initial_end {
+        metadata["annotations"] = json!({ INITIAL_EVENTS_END: "true" });
+    }
+    WatchEvent {
+        type_: WatchEventType::Bookmark,
+        object: json!({ "kind": info.kind, "apiVersion": info.api_version(), "metadata": metadata }),
+    }
+}
+
+fn error_event(e: &ApiError) -> WatchEvent {
+    WatchEvent {
+        type_: WatchEventType::Error,
+        object: e.to_status(),
+    }
+}
+
+/// Turns one storage event into what a watcher with `predicate` sees, if anything.
+fn translate(
+    info: &ResourceInfo,
+    predicate: &Predicate,
+    event: &Event,
+) -> Result<Option<WatchEvent>, ApiError> {
+    let cur = decode(info, &event.value, event.revision)?;
+    let prev = match &event.prev_value {
+        Some(p) => Some(decode(info, p, event.revision)?),
+        None => None,
+    };
+    let cur_matches = predicate.matches(&cur);
+    let prev_matches = prev.as_ref().map(|p| predicate.matches(p));
+    let (type_, object) = match event.kind {
+        EventKind::Created if cur_matches => (WatchEventType::Added, cur),
+        EventKind::Deleted if cur_matches => (WatchEventType::Deleted, cur),
+        EventKind::Modified => match (cur_matches, prev_matches.unwrap_or(cur_matches)) {
+            (true, true) => (WatchEventType::Modified, cur),
+            (true, false) => (WatchEventType::Added, cur),
+            // The previous state, at the revision of the change, as the cacher sends it.
+            (false, true) => (WatchEventType::Deleted, prev.unwrap_or(cur)),
+            (false, false) => return Ok(None),
+        },
+        _ => return Ok(None),
+    };
+    Ok(Some(WatchEvent { type_, object }))
+}
+
+impl Store {
+    /// Starts a watch of `namespace` (or everything). Errors that happen before any
+    /// event (a bad selector) are returned; later ones arrive as an ERROR event.
+    pub async fn watch(
+        &self,
+        namespace: Option<&str>,
+        opts: &WatchOptions,
+    ) -> Result<EventStream, ApiError> {
+        let info = self.info().clone();
+        let predicate = Predicate::new(
+            &info,
+            opts.label_selector.clone(),
+            opts.field_selector.clone(),
+        )?;
+        let prefix = keys::list_prefix(self.prefix(), namespace);
+        let storage = self.storage().clone();
+        let opts = opts.clone();
+        let (tx, rx) = mpsc::channel(128);
+        tokio::spawn(async move {
+            let initial =
+                opts.send_initial_events || matches!(opts.resource_version, None | Some(0));
+            let mut after = opts.resource_version.unwrap_or(0);
+            if initial {
+                let read_at = match opts.resource_version {
+                    None => ReadAt::Latest,
+                    Some(0) => ReadAt::Any,
+                    Some(n) => ReadAt::NotOlderThan(n),
+                };
+                match initial_events(&info, &predicate, storage.as_ref(), &prefix, read_at, &tx)
+                    .await
+                {
+                    Ok(revision) => after = revision,
+                    Err(e) => {
+                        let _ = tx.send(error_event(&e)).await;
+                        return;
+                    }
+                }
+                if opts.send_initial_events
+                    && opts.allow_bookmarks
+                    && tx.send(bookmark(&info, after, true)).await.is_err()
+                {
+                    return;
+                }
+            }
+            let mut stream = match storage.watch(&prefix, after).await {
+                Ok(s) => s,
+                Err(e) => {
+                    let _ = tx
+                        .send(error_event(&ApiError::from_storage(&info, "", &e)))
+                        .await;
+                    return;
+                }
+            };
+            while let Some(item) = stream.next().await {
+                let event = match item {
+                    Ok(WatchItem::Event(ev)) => match translate(&info, &predicate, &ev) {
+                        Ok(Some(e)) => e,
+                        Ok(None) => continue,
+                        Err(e) => error_event(&e),
+                    },
+                    Ok(WatchItem::Progress(rev)) if opts.allow_bookmarks => {
+                        bookmark(&info, rev, false)
+                    }
+                    Ok(WatchItem::Progress(_)) => continue,
+                    Err(e @ StorageError::Expired { .. }) => {
+                        error_event(&ApiError::from_storage(&info, "", &e))
+                    }
+                    // The backend lost the thread (etcd restarted, watcher too slow):
+                    // end the watch; the client resumes from its last resourceVersion.
+                    Err(e) => {
+                        tracing::debug!(error = %e, "watch ended by storage");
+                        return;
+                    }
+                };
+                let last = event.type_ == WatchEventType::Error;
+                if tx.send(event).await.is_err() || last {
+                    return;
+                }
+            }
+        });
+        Ok(ReceiverStream::new(rx))
+    }
+}
+
+/// Sends the current state as ADDED events; returns the revision it was read at.
+async fn initial_events(
+    info: &ResourceInfo,
+    predicate: &Predicate,
+    storage: &dyn kapi_storage::Storage,
+    prefix: &str,
+    read_at: ReadAt,
+    tx: &mpsc::Sender<WatchEvent>,
+) -> Result<i64, ApiError> {
+    let mut request = ListRequest {
+        prefix: prefix.to_string(),
+        read_at,
+        start_key: None,
+        limit: Some(INITIAL_PAGE),
+    };
+    loop {
+        let page = storage
+            .list(&request)
+            .await
+            .map_err(|e| ApiError::from_storage(info, "", &e))?;
+        for kv in &page.items {
+            let obj = decode(info, &kv.value, kv.mod_revision)?;
+            if predicate.matches(&obj)
+                && tx
+                    .send(WatchEvent {
+                        type_: WatchEventType::Added,
+                        object: obj,
+                    })
+                    .await
+                    .is_err()
+            {
+                return Ok(page.revision);
+            }
+        }
+        match page.items.last() {
+            Some(last) if page.remaining > 0 => {
+                request.read_at = ReadAt::Exact(page.revision);
+                request.start_key = Some(format!("{}\u{0}", last.key));
+            }
+            _ => return Ok(page.revision),
+        }
+    }
+}

@@ -1,0 +1,386 @@
+//! API errors, rendered as Kubernetes `Status` objects.
+//!
+//! Every failure a client can see goes through [`ApiError`]: an HTTP code, a machine
+//! `reason` (`NotFound`, `AlreadyExists`, `Conflict`, `Invalid`, ...), a human message
+//! worded as kube-apiserver words it (clients and people grep for those words), and
+//! `details` naming the object, with one cause per field error for 422 Invalid.
+//! Layers below the API (storage, strategies) keep their own error types; they are
+//! translated here, in one place. Internal details of a 5xx are logged, not returned.
+
+use http::StatusCode;
+use kapi_core::{ErrorList, ResourceInfo};
+use kapi_storage::StorageError;
+use serde_json::{Value, json};
+
+/// A Kubernetes API error, ready to be rendered as a `Status`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ApiError {
+    /// The HTTP status code.
+    pub code: StatusCode,
+    /// The `reason` field (`StatusReason` in apimachinery).
+    pub reason: &'static str,
+    /// The human-readable message.
+    pub message: String,
+    /// The `details` field, when the error is about a named object.
+    pub details: Option<Value>,
+}
+
+/// The qualified resource of error messages: `widgets.example.kapi.dev`, or just
+/// `configmaps` for the core group.
+pub fn qualified_resource(info: &ResourceInfo) -> String {
+    if info.group.is_empty() {
+        info.plural.to_string()
+    } else {
+        format!("{}.{}", info.plural, info.group)
+    }
+}
+
+fn details(info: &ResourceInfo, name: &str, kind: &str) -> Value {
+    let mut d = json!({ "name": name, "kind": kind });
+    if !info.group.is_empty() {
+        d["group"] = json!(info.group);
+    }
+    if name.is_empty() {
+        d.as_object_mut().map(|m| m.remove("name"));
+    }
+    d
+}
+
+impl ApiError {
+    fn new(code: StatusCode, reason: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            reason,
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    /// 404 for a named object.
+    pub fn not_found(info: &ResourceInfo, name: &str) -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "NotFound",
+            format!("{} \"{name}\" not found", qualified_resource(info)),
+        )
+        .with_details(details(info, name, &info.plural))
+    }
+
+    /// 404 for a path the server does not serve.
+    pub fn no_route() -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "NotFound",
+            "the server could not find the requested resource",
+        )
+        .with_details(json!({}))
+    }
+
+    /// 404 for a namespaced object whose namespace does not exist.
+    pub fn namespace_not_found(namespace: &str) -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "NotFound",
+            format!("namespaces \"{namespace}\" not found"),
+        )
+        .with_details(json!({ "name": namespace, "kind": "namespaces" }))
+    }
+
+    /// 409 AlreadyExists.
+    pub fn already_exists(info: &ResourceInfo, name: &str) -> Self {
+        Self::new(
+            StatusCode::CONFLICT,
+            "AlreadyExists",
+            format!("{} \"{name}\" already exists", qualified_resource(info)),
+        )
+        .with_details(details(info, name, &info.plural))
+    }
+
+    /// 409 Conflict with kube-apiserver's wording: `Operation cannot be fulfilled on
+    /// {resource} "{name}": {why}`.
+    pub fn conflict(info: &ResourceInfo, name: &str, why: &str) -> Self {
+        Self::new(
+            StatusCode::CONFLICT,
+            "Conflict",
+            format!(
+                "Operation cannot be fulfilled on {} \"{name}\": {why}",
+                qualified_resource(info)
+            ),
+        )
+        .with_details(details(info, name, &info.plural))
+    }
+
+    /// 409 Conflict for a stale `resourceVersion`.
+    pub fn stale(info: &ResourceInfo, name: &str) -> Self {
+        Self::conflict(
+            info,
+            name,
+            "the object has been modified; please apply your changes to the latest version and try again",
+        )
+    }
+
+    /// 422 Invalid, one cause per field error.
+    pub fn invalid(info: &ResourceInfo, name: &str, errors: &ErrorList) -> Self {
+        let rendered: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        let aggregate = if rendered.len() == 1 {
+            rendered[0].clone()
+        } else {
+            format!("[{}]", rendered.join(", "))
+        };
+        let group_kind = if info.group.is_empty() {
+            info.kind.to_string()
+        } else {
+            format!("{}.{}", info.kind, info.group)
+        };
+        let causes: Vec<Value> = errors
+            .iter()
+            .map(|e| {
+                json!({
+                    "reason": e.kind.cause_reason(),
+                    "message": e.body(),
+                    "field": e.path.to_string(),
+                })
+            })
+            .collect();
+        let mut d = details(info, name, &info.kind);
+        d["causes"] = Value::Array(causes);
+        Self::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Invalid",
+            format!("{group_kind} \"{name}\" is invalid: {aggregate}"),
+        )
+        .with_details(d)
+    }
+
+    /// 400 BadRequest.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "BadRequest", message)
+    }
+
+    /// 403 Forbidden about a named object.
+    pub fn forbidden(info: &ResourceInfo, name: &str, why: &str) -> Self {
+        let subject = if name.is_empty() {
+            qualified_resource(info)
+        } else {
+            format!("{} \"{name}\"", qualified_resource(info))
+        };
+        Self::new(
+            StatusCode::FORBIDDEN,
+            "Forbidden",
+            format!("{subject} is forbidden: {why}"),
+        )
+        .with_details(details(info, name, &info.plural))
+    }
+
+    /// 405 for a verb the resource does not serve.
+    pub fn method_not_supported(info: &ResourceInfo, verb: &str) -> Self {
+        Self::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "MethodNotAllowed",
+            format!(
+                "{verb} is not supported on resources of kind \"{}\"",
+                qualified_resource(info)
+            ),
+        )
+        .with_details(json!({ "kind": info.plural.to_string() }))
+    }
+
+    /// 405 for an HTTP method no route takes.
+    pub fn method_not_allowed() -> Self {
+        Self::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource",
+        )
+    }
+
+    /// 406 for an `Accept` header the server cannot satisfy.
+    pub fn not_acceptable(supported: &[&str]) -> Self {
+        Self::new(
+            StatusCode::NOT_ACCEPTABLE,
+            "NotAcceptable",
+            format!(
+                "only the following media types are accepted: {}",
+                supported.join(", ")
+            ),
+        )
+    }
+
+    /// 415 for a request body in a format the server cannot read.
+    pub fn unsupported_media_type(content_type: &str, supported: &[&str]) -> Self {
+        Self::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "UnsupportedMediaType",
+            format!(
+                "the body of the request was in an unknown format - accepted media types include: {}",
+                supported.join(", ")
+            ),
+        )
+        .with_details(json!({ "causes": [{ "reason": "UnexpectedHeader", "message": format!("unsupported media type {content_type:?}"), "field": "Content-Type" }] }))
+    }
+
+    /// 410 Expired: a resourceVersion or continue token that was compacted away.
+    pub fn expired(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::GONE, "Expired", message)
+    }
+
+    /// 504 for a resourceVersion newer than the store's.
+    pub fn too_large_resource_version(requested: i64, current: i64) -> Self {
+        Self::new(
+            StatusCode::GATEWAY_TIMEOUT,
+            "Timeout",
+            format!("Too large resource version: {requested}, current: {current}"),
+        )
+        .with_details(json!({
+            "causes": [{ "reason": "ResourceVersionTooLarge", "message": "Too large resource version" }],
+            "retryAfterSeconds": 1
+        }))
+    }
+
+    /// 500 InternalError; the details go to the log, not to the client.
+    pub fn internal(context: &str, error: &dyn std::error::Error) -> Self {
+        tracing::error!(error = %error, "{context}");
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "InternalError",
+            format!("Internal error occurred: {context}"),
+        )
+    }
+
+    /// 503 ServiceUnavailable: the storage cannot be reached.
+    pub fn unavailable(context: &str, error: &dyn std::error::Error) -> Self {
+        tracing::warn!(error = %error, "{context}");
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "ServiceUnavailable",
+            format!("{context}: the storage is unavailable, retry later"),
+        )
+    }
+
+    /// Translates a storage error about object `name` of `info` into the API error
+    /// kube-apiserver answers with (`pkg/storage/errors` in k8s.io/apiserver).
+    pub fn from_storage(info: &ResourceInfo, name: &str, error: &StorageError) -> Self {
+        match error {
+            StorageError::NotFound { .. } => Self::not_found(info, name),
+            StorageError::AlreadyExists { .. } => Self::already_exists(info, name),
+            StorageError::Conflict { .. } => Self::stale(info, name),
+            StorageError::Expired {
+                requested,
+                compacted,
+            } => Self::expired(format!(
+                "too old resource version: {requested} ({compacted})"
+            )),
+            StorageError::TooLargeRevision { requested, current } => {
+                Self::too_large_resource_version(*requested, *current)
+            }
+            StorageError::Unavailable { .. } => {
+                Self::unavailable(&qualified_resource(info), error)
+            }
+            StorageError::Internal { .. } => Self::internal("storage failure", error),
+        }
+    }
+
+    /// The `Status` object.
+    pub fn to_status(&self) -> Value {
+        let mut s = json!({
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code.as_u16(),
+        });
+        if let Some(d) = &self.details {
+            s["details"] = d.clone();
+        }
+        s
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ({}): {}",
+            self.code.as_u16(),
+            self.reason,
+            self.message
+        )
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+/// A `Status` of success, as deletes of some kinds and deletecollection answer.
+pub fn success(details: Option<Value>) -> Value {
+    let mut s = json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+    });
+    if let Some(d) = details {
+        s["details"] = d;
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kapi_core::{FieldError, FieldPath};
+
+    fn widget() -> ResourceInfo {
+        let crd = kapi_core::crd::CustomResourceDefinition::parse(&json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.kapi.dev"},
+            "spec": {
+                "group": "example.kapi.dev",
+                "scope": "Namespaced",
+                "names": {"kind": "Widget", "plural": "widgets"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object"}}}]
+            }
+        }))
+        .unwrap();
+        crd.resource_info(&crd.versions[0])
+    }
+
+    #[test]
+    fn not_found_is_worded_as_kube_apiserver() {
+        let s = ApiError::not_found(&widget(), "w1").to_status();
+        assert_eq!(
+            s,
+            json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                "message": "widgets.example.kapi.dev \"w1\" not found", "reason": "NotFound",
+                "details": {"name": "w1", "group": "example.kapi.dev", "kind": "widgets"},
+                "code": 404})
+        );
+    }
+
+    #[test]
+    fn invalid_lists_causes() {
+        let errs = vec![
+            FieldError::required(&FieldPath::new("spec.size"), ""),
+            FieldError::invalid(&FieldPath::new("metadata.name"), "A", "bad"),
+        ];
+        let s = ApiError::invalid(&widget(), "A", &errs).to_status();
+        assert_eq!(s["code"], 422);
+        assert_eq!(
+            s["message"],
+            "Widget.example.kapi.dev \"A\" is invalid: [spec.size: Required value, metadata.name: Invalid value: \"A\": bad]"
+        );
+        assert_eq!(s["details"]["kind"], "Widget");
+        assert_eq!(
+            s["details"]["causes"][1],
+            json!({"reason": "FieldValueInvalid", "message": "Invalid value: \"A\": bad", "field": "metadata.name"})
+        );
+    }
+}

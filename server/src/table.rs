@@ -1,1 +1,0 @@
-//! Table output (being written).

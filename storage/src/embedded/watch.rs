@@ -1,0 +1,182 @@
+//! Watches: a replay of the history, then the live events the writer broadcasts.
+//!
+//! A watch subscribes to the broadcast *before* it reads the current revision `R`, so
+//! every write after `R` is in its receiver; the replay covers `(after, R]` from the
+//! history table, and live events at or below the last revision it passed on are
+//! dropped. Together: no gap, no duplicate. A consumer that falls more than the
+//! broadcast's capacity behind gets an error and the stream ends (the writer never
+//! waits for a watcher); it resumes from the last revision it saw.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use futures_util::stream;
+use redb::Database;
+use tokio::sync::broadcast::{self, error::RecvError};
+use tokio::time::Instant;
+
+use super::history;
+use super::tables::closed;
+use crate::error::StorageError;
+use crate::interface::{Event, Revision, WatchItem, WatchStream};
+
+/// Records scanned per replay read, so one blocking read stays short.
+const REPLAY_CHUNK: usize = 1024;
+
+/// Hands out subscriptions to the writer's event broadcast.
+pub(super) struct Hub {
+    /// `None` once the store is closed.
+    sender: Mutex<Option<broadcast::Sender<Arc<Event>>>>,
+}
+
+impl Hub {
+    /// A hub over the writer's broadcast (the writer holds its own sender).
+    pub fn new(sender: broadcast::Sender<Arc<Event>>) -> Self {
+        Self {
+            sender: Mutex::new(Some(sender)),
+        }
+    }
+
+    /// Subscribes to the events committed from now on.
+    pub fn subscribe(&self) -> Result<broadcast::Receiver<Arc<Event>>, StorageError> {
+        let sender = self.sender.lock().unwrap_or_else(PoisonError::into_inner);
+        sender.as_ref().map(|s| s.subscribe()).ok_or_else(closed)
+    }
+
+    /// Drops the hub's sender: once the writer's is gone too, live streams end.
+    pub fn close(&self) {
+        self.sender
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+    }
+}
+
+/// Starts a watch of `prefix` after `after`: fails with `Expired` when `after` is older
+/// than the compacted revision.
+pub(super) async fn watch(
+    db: Arc<Database>,
+    hub: &Hub,
+    prefix: &str,
+    after: Revision,
+    progress_interval: Duration,
+) -> Result<WatchStream, StorageError> {
+    // Subscribe first: everything committed after the read below is then in `live`.
+    let live = hub.subscribe()?;
+    let (current, compacted) = {
+        let db = db.clone();
+        tokio::task::spawn_blocking(move || history::revisions(&db))
+            .await
+            .map_err(|e| StorageError::internal("embedded storage read task failed", e))??
+    };
+    if after < compacted {
+        return Err(StorageError::Expired {
+            requested: after,
+            compacted,
+        });
+    }
+    let state = WatchState {
+        db,
+        prefix: prefix.to_string(),
+        live,
+        replay_next: after + 1,
+        replay_until: current,
+        skip_until: after.max(current),
+        seen: current,
+        buffer: VecDeque::new(),
+        progress_interval,
+        idle_deadline: Instant::now() + progress_interval,
+        done: false,
+    };
+    Ok(Box::pin(stream::unfold(state, |mut state| async move {
+        let item = state.next().await?;
+        Some((item, state))
+    })))
+}
+
+/// One watch's position.
+struct WatchState {
+    db: Arc<Database>,
+    prefix: String,
+    live: broadcast::Receiver<Arc<Event>>,
+    /// The next revision to replay from history.
+    replay_next: Revision,
+    /// The last revision to replay (the current revision when the watch started).
+    replay_until: Revision,
+    /// Live events at or below this were replayed or are before the watch's start.
+    skip_until: Revision,
+    /// The highest revision this watch has seen pass, under its prefix or not: what a
+    /// progress notification may claim.
+    seen: Revision,
+    buffer: VecDeque<Event>,
+    progress_interval: Duration,
+    idle_deadline: Instant,
+    done: bool,
+}
+
+impl WatchState {
+    async fn next(&mut self) -> Option<Result<WatchItem, StorageError>> {
+        loop {
+            if self.done {
+                return None;
+            }
+            if let Some(event) = self.buffer.pop_front() {
+                return Some(Ok(self.yield_event(event)));
+            }
+            if self.replay_next <= self.replay_until {
+                if let Err(error) = self.replay_chunk().await {
+                    self.done = true;
+                    return Some(Err(error));
+                }
+                continue;
+            }
+            tokio::select! {
+                received = self.live.recv() => match received {
+                    Ok(event) => {
+                        self.seen = self.seen.max(event.revision);
+                        if event.revision > self.skip_until && event.key.starts_with(&self.prefix) {
+                            self.skip_until = event.revision;
+                            return Some(Ok(self.yield_event(Event::clone(&event))));
+                        }
+                    }
+                    Err(RecvError::Lagged(missed)) => {
+                        self.done = true;
+                        return Some(Err(StorageError::Unavailable {
+                            message: format!(
+                                "watch of {} fell {missed} events behind; resume from revision {}",
+                                self.prefix, self.skip_until
+                            ),
+                            source: None,
+                        }));
+                    }
+                    // The store shut down.
+                    Err(RecvError::Closed) => return None,
+                },
+                () = tokio::time::sleep_until(self.idle_deadline) => {
+                    self.idle_deadline = Instant::now() + self.progress_interval;
+                    return Some(Ok(WatchItem::Progress(self.seen)));
+                }
+            }
+        }
+    }
+
+    fn yield_event(&mut self, event: Event) -> WatchItem {
+        self.idle_deadline = Instant::now() + self.progress_interval;
+        WatchItem::Event(event)
+    }
+
+    async fn replay_chunk(&mut self) -> Result<(), StorageError> {
+        let db = self.db.clone();
+        let prefix = self.prefix.clone();
+        let (from, until) = (self.replay_next, self.replay_until);
+        let chunk = tokio::task::spawn_blocking(move || {
+            history::read_chunk(&db, &prefix, from, until, REPLAY_CHUNK)
+        })
+        .await
+        .map_err(|e| StorageError::internal("embedded storage read task failed", e))??;
+        self.replay_next = chunk.next;
+        self.buffer.extend(chunk.events);
+        Ok(())
+    }
+}

@@ -1,0 +1,149 @@
+//! Watches on etcd: one gRPC watch stream per watch, from `after + 1`, with the previous
+//! value of every change.
+//!
+//! etcd's own progress notifications come every ten minutes by default, so while the
+//! stream is idle this side asks for one (`RequestProgress`) every progress interval;
+//! etcd answers with its current revision once every event up to it was sent. A
+//! compaction past the watch's position, a cancel, or a broken stream ends it with an
+//! `Err` item: the consumer resumes from the last revision it saw.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use bytes::Bytes;
+use etcd_client::{EventType, WatchRequestSender, WatchResponse, WatchResponseStream};
+use futures_util::StreamExt;
+use tokio::time::Instant;
+
+use super::Shared;
+use super::error::{bad_key, map};
+use crate::error::StorageError;
+use crate::interface::{Event, EventKind, Revision, WatchItem};
+
+/// One running watch.
+pub(super) struct EtcdWatch {
+    pub requests: WatchRequestSender,
+    pub responses: WatchResponseStream,
+    pub shared: Arc<Shared>,
+    pub shutdown: tokio::sync::watch::Receiver<bool>,
+    /// The last revision passed on (events or progress).
+    pub last: Revision,
+    pub buffer: VecDeque<WatchItem>,
+    pub progress_interval: Duration,
+    pub idle_deadline: Instant,
+    pub done: bool,
+}
+
+impl EtcdWatch {
+    pub async fn next(&mut self) -> Option<Result<WatchItem, StorageError>> {
+        loop {
+            if self.done {
+                return None;
+            }
+            if let Some(item) = self.buffer.pop_front() {
+                self.idle_deadline = Instant::now() + self.progress_interval;
+                return Some(Ok(item));
+            }
+            tokio::select! {
+                response = self.responses.next() => {
+                    let result = match response {
+                        Some(Ok(response)) => self.receive(response),
+                        Some(Err(error)) => Err(map(error)),
+                        None => Err(StorageError::Unavailable {
+                            message: "etcd closed the watch stream".to_string(),
+                            source: None,
+                        }),
+                    };
+                    if let Err(error) = result {
+                        self.done = true;
+                        return Some(Err(error));
+                    }
+                }
+                () = tokio::time::sleep_until(self.idle_deadline) => {
+                    self.idle_deadline = Instant::now() + self.progress_interval;
+                    if let Err(error) = self.requests.request_progress().await {
+                        self.done = true;
+                        return Some(Err(map(error)));
+                    }
+                }
+                _ = self.shutdown.changed() => {
+                    // The store is closing (or gone): end quietly, as the trait says.
+                    self.done = true;
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// Turns one response into buffered items, or the error that ends the watch.
+    fn receive(&mut self, response: WatchResponse) -> Result<(), StorageError> {
+        let compacted = response.compact_revision();
+        if compacted > 0 {
+            self.shared.compacted.fetch_max(compacted, Ordering::AcqRel);
+            return Err(StorageError::Expired {
+                requested: self.last,
+                compacted,
+            });
+        }
+        if response.canceled() {
+            return Err(StorageError::Unavailable {
+                message: format!("etcd canceled the watch: {}", response.cancel_reason()),
+                source: None,
+            });
+        }
+        if response.events().is_empty() {
+            if !response.created() {
+                // A progress notification: every event up to this revision was sent.
+                let revision = response.header().map_or(0, |h| h.revision());
+                self.last = self.last.max(revision);
+                self.buffer.push_back(WatchItem::Progress(self.last));
+            }
+            return Ok(());
+        }
+        for event in response.events() {
+            let event = convert(event)?;
+            self.last = event.revision;
+            self.buffer.push_back(WatchItem::Event(event));
+        }
+        Ok(())
+    }
+}
+
+/// An etcd event as a kapi [`Event`].
+fn convert(event: &etcd_client::Event) -> Result<Event, StorageError> {
+    let kv = event.kv().ok_or_else(|| StorageError::Internal {
+        message: "etcd sent a watch event without its key".to_string(),
+        source: None,
+    })?;
+    let key = kv.key_str().map_err(|_| bad_key(kv.key()))?.to_string();
+    let prev_value = event
+        .prev_kv()
+        .map(|prev| Bytes::copy_from_slice(prev.value()));
+    Ok(match event.event_type() {
+        EventType::Put if kv.create_revision() == kv.mod_revision() => Event {
+            kind: EventKind::Created,
+            key,
+            revision: kv.mod_revision(),
+            value: Bytes::copy_from_slice(kv.value()),
+            prev_value: None,
+        },
+        EventType::Put => Event {
+            kind: EventKind::Modified,
+            key,
+            revision: kv.mod_revision(),
+            value: Bytes::copy_from_slice(kv.value()),
+            prev_value,
+        },
+        // etcd's delete event has an empty value; the last one is the previous value
+        // (missing only when that revision was compacted away meanwhile).
+        EventType::Delete => Event {
+            kind: EventKind::Deleted,
+            key,
+            revision: kv.mod_revision(),
+            value: prev_value.clone().unwrap_or_default(),
+            prev_value,
+        },
+    })
+}

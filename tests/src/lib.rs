@@ -1,0 +1,335 @@
+//! # kapi-tests
+//!
+//! Support for the end-to-end tests in `tests/tests/`: [`Kapi`] starts the real `kapi`
+//! binary on a free loopback port with a throwaway data directory (on the embedded
+//! store, or on a real etcd the test starts), and [`Kapi::kubectl`] runs the machine's
+//! kubectl against it. No fixed ports and no sleeps: readiness is polled on `/readyz`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub use kapi_testing::EtcdProcess;
+use serde_json::Value;
+
+/// How long the server may take to become ready.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Starts a backend for one server.
+pub type BackendStarter = fn() -> Backend;
+
+/// Which storage the server runs on.
+pub enum Backend {
+    /// The embedded store in the data directory.
+    Embedded,
+    /// A real etcd, started for this server (and stopped with it).
+    Etcd(EtcdProcess),
+}
+
+impl Backend {
+    /// Both backends, for tests that must pass on each.
+    pub fn all() -> Vec<(&'static str, BackendStarter)> {
+        vec![
+            ("embedded", || Backend::Embedded),
+            ("etcd", || Backend::Etcd(EtcdProcess::start())),
+        ]
+    }
+}
+
+/// The `kapi` binary cargo built beside this test binary (`target/<profile>/kapi`).
+pub fn kapi_binary() -> PathBuf {
+    if let Ok(p) = std::env::var("KAPI_BIN") {
+        return PathBuf::from(p);
+    }
+    let exe = std::env::current_exe().expect("the test binary has a path");
+    // target/<profile>/deps/<test> → target/<profile>/kapi
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("test binaries live in target/<profile>/deps");
+    let bin = dir.join("kapi");
+    assert!(
+        bin.exists(),
+        "the kapi binary is not at {}: run the tests with `cargo test --workspace`, which builds it, or set KAPI_BIN",
+        bin.display()
+    );
+    bin
+}
+
+/// A running `kapi serve`.
+pub struct Kapi {
+    child: Option<Child>,
+    data_dir: PathBuf,
+    _temp: Option<tempfile::TempDir>,
+    backend: Backend,
+    url: String,
+    /// The server's stderr log, for failure messages.
+    log: PathBuf,
+}
+
+impl Kapi {
+    /// Starts a server on `backend` with a fresh data directory.
+    pub fn start(backend: Backend) -> Self {
+        let temp = tempfile::tempdir().expect("a temporary directory");
+        let dir = temp.path().to_path_buf();
+        Self::start_in(backend, dir, Some(temp))
+    }
+
+    /// Starts a server on the embedded store in `data_dir` (kept when the server stops,
+    /// for restart tests).
+    pub fn start_in_dir(data_dir: &Path) -> Self {
+        Self::start_in(Backend::Embedded, data_dir.to_path_buf(), None)
+    }
+
+    fn start_in(backend: Backend, data_dir: PathBuf, temp: Option<tempfile::TempDir>) -> Self {
+        std::fs::create_dir_all(&data_dir).expect("creating the data directory");
+        let kubeconfig = data_dir.join("kubeconfig");
+        let _ = std::fs::remove_file(&kubeconfig);
+        let log = data_dir.join("kapi.log");
+        let mut cmd = Command::new(kapi_binary());
+        cmd.args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(&data_dir)
+            .env("KAPI_LOG", "info,kapi_server=debug")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).expect("creating the log file"));
+        if let Backend::Etcd(etcd) = &backend {
+            cmd.args(["--etcd-servers", &etcd.endpoint()]);
+        }
+        let child = cmd.spawn().expect("starting kapi");
+        let mut kapi = Self {
+            child: Some(child),
+            data_dir,
+            _temp: temp,
+            backend,
+            url: String::new(),
+            log,
+        };
+        kapi.wait_ready(&kubeconfig);
+        kapi
+    }
+
+    fn wait_ready(&mut self, kubeconfig: &Path) {
+        let deadline = Instant::now() + START_TIMEOUT;
+        while Instant::now() < deadline {
+            if let Some(status) = self
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten())
+            {
+                panic!(
+                    "kapi exited with {status} before it was ready:\n{}",
+                    self.log_text()
+                );
+            }
+            let text = std::fs::read_to_string(kubeconfig).unwrap_or_default();
+            if let Some(url) = text.lines().find_map(|l| l.trim().strip_prefix("server: ")) {
+                self.url = url.to_string();
+                if ureq::get(&format!("{url}/readyz")).call().is_ok() {
+                    return;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!(
+            "kapi was not ready within {START_TIMEOUT:?}:\n{}",
+            self.log_text()
+        );
+    }
+
+    /// The server's log so far.
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// The base URL, `http://127.0.0.1:<port>`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The kubeconfig the server wrote.
+    pub fn kubeconfig(&self) -> PathBuf {
+        self.data_dir.join("kubeconfig")
+    }
+
+    /// The data directory.
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    /// The backend the server runs on.
+    pub fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    /// Sends SIGTERM and waits (bounded) for a clean exit; returns whether it exited 0.
+    pub fn stop(&mut self) -> bool {
+        let Some(mut child) = self.child.take() else {
+            return true;
+        };
+        let _ = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = child.try_wait() {
+                return status.success();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        false
+    }
+
+    /// Runs `kubectl` (or `kubectl.1.NN` when `version` is given) with this server's
+    /// kubeconfig.
+    pub fn kubectl_version(
+        &self,
+        version: Option<&str>,
+        args: &[&str],
+        stdin: Option<&str>,
+    ) -> Output {
+        let program = match version {
+            None => "kubectl".to_string(),
+            Some(v) => kubectl_dir()
+                .join(format!("kubectl.{v}"))
+                .display()
+                .to_string(),
+        };
+        let mut cmd = Command::new(&program);
+        cmd.args(args)
+            .env("KUBECONFIG", self.kubeconfig())
+            .env("HOME", self.data_dir.join("home"))
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("running {program}: {e}"));
+        if let Some(input) = stdin {
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .expect("piped")
+                .write_all(input.as_bytes())
+                .expect("writing kubectl's stdin");
+        }
+        child.wait_with_output().expect("kubectl finishes")
+    }
+
+    /// Runs the default `kubectl`; panics with its output unless it succeeds, and
+    /// returns its stdout.
+    pub fn kubectl(&self, args: &[&str]) -> String {
+        self.kubectl_ok(None, args, None)
+    }
+
+    /// Like [`Kapi::kubectl`], with a version and stdin.
+    pub fn kubectl_ok(&self, version: Option<&str>, args: &[&str], stdin: Option<&str>) -> String {
+        let out = self.kubectl_version(version, args, stdin);
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "kubectl {args:?} failed:\nstdout:\n{stdout}\nstderr:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+    }
+
+    /// Runs `kubectl` expecting failure; returns its stderr.
+    pub fn kubectl_err(&self, args: &[&str], stdin: Option<&str>) -> String {
+        let out = self.kubectl_version(None, args, stdin);
+        assert!(
+            !out.status.success(),
+            "kubectl {args:?} should have failed:\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        String::from_utf8_lossy(&out.stderr).to_string()
+    }
+
+    /// A raw HTTP request; returns the status code and the body as JSON (or a string).
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        content_type: &str,
+        body: Option<&Value>,
+    ) -> (u16, Value) {
+        let url = format!("{}{path}", self.url);
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(30)))
+            .build()
+            .into();
+        let res = match body {
+            Some(b) => agent.run(
+                ureq::http::Request::builder()
+                    .method(method)
+                    .uri(&url)
+                    .header("Content-Type", content_type)
+                    .body(serde_json::to_vec(b).expect("JSON"))
+                    .expect("a request"),
+            ),
+            None => agent.run(
+                ureq::http::Request::builder()
+                    .method(method)
+                    .uri(&url)
+                    .body(())
+                    .expect("a request"),
+            ),
+        }
+        .unwrap_or_else(|e| panic!("{method} {url}: {e}"));
+        let code = res.status().as_u16();
+        let text = res.into_body().read_to_string().unwrap_or_default();
+        let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        (code, value)
+    }
+}
+
+impl Drop for Kapi {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// The folder the default kubectl lives in, where `kubectl.1.NN` sit beside it.
+pub fn kubectl_dir() -> PathBuf {
+    let out = Command::new("sh")
+        .args(["-c", "readlink -f \"$(command -v kubectl)\""])
+        .output()
+        .expect("kubectl must be installed");
+    let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    path.parent()
+        .expect("kubectl lives in a folder")
+        .to_path_buf()
+}
+
+/// The kubectl releases installed side by side (`1.27` ... `1.33`).
+pub fn kubectl_versions() -> Vec<String> {
+    let mut versions: Vec<String> = std::fs::read_dir(kubectl_dir())
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter_map(|e| {
+                    e.file_name()
+                        .to_str()
+                        .and_then(|n| n.strip_prefix("kubectl."))
+                        .map(str::to_string)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    versions.sort_by_key(|v| {
+        v.split('.')
+            .map(|p| p.parse::<u32>().unwrap_or(0))
+            .collect::<Vec<_>>()
+    });
+    versions
+}

@@ -1,0 +1,451 @@
+//! The REST surface over raw HTTP, on both backends: every verb, the semantics kubectl
+//! and controllers rely on, and each error path with its `Status`.
+
+use std::io::{BufRead, BufReader};
+use std::time::Duration;
+
+use kapi_tests::{Backend, Kapi};
+use serde_json::{Value, json};
+
+const WIDGETS: &str = "/apis/example.kapi.dev/v1/namespaces/default/widgets";
+const JSON: &str = "application/json";
+
+fn widget(name: &str) -> Value {
+    json!({
+        "apiVersion": "example.kapi.dev/v1",
+        "kind": "Widget",
+        "metadata": {"name": name, "labels": {"app": "demo", "tier": name}},
+        "spec": {"size": "small", "color": "red"}
+    })
+}
+
+fn status_of(v: &Value) -> (&str, i64) {
+    (
+        v["reason"].as_str().unwrap_or(""),
+        v["code"].as_i64().unwrap_or(0),
+    )
+}
+
+/// Reads watch events (one JSON object per line) until `n` arrived or the stream ends.
+fn watch_events(kapi: &Kapi, path_and_query: &str, n: usize) -> Vec<Value> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(20)))
+        .build()
+        .into();
+    let res = agent
+        .get(&format!("{}{path_and_query}", kapi.url()))
+        .call()
+        .expect("watch starts");
+    let reader = BufReader::new(res.into_body().into_reader());
+    let mut events = Vec::new();
+    for line in reader.lines() {
+        let line = line.expect("a line");
+        if line.trim().is_empty() {
+            continue;
+        }
+        events.push(serde_json::from_str::<Value>(&line).expect("each line is JSON"));
+        if events.len() == n {
+            break;
+        }
+    }
+    events
+}
+
+fn crud_and_conflicts(kapi: &Kapi) {
+    let (code, created) = kapi.request("POST", WIDGETS, JSON, Some(&widget("w1")));
+    assert_eq!(code, 201, "{created}");
+    let meta = &created["metadata"];
+    assert!(meta["uid"].as_str().is_some_and(|u| u.len() == 36));
+    assert!(meta["creationTimestamp"].as_str().is_some());
+    assert_eq!(meta["generation"], 1);
+    let rv1: i64 = meta["resourceVersion"].as_str().unwrap().parse().unwrap();
+
+    let (code, dup) = kapi.request("POST", WIDGETS, JSON, Some(&widget("w1")));
+    assert_eq!((code, status_of(&dup)), (409, ("AlreadyExists", 409)));
+    assert_eq!(
+        dup["message"],
+        "widgets.example.kapi.dev \"w1\" already exists"
+    );
+
+    // generateName gets a five-character suffix.
+    let mut gen_widget = widget("");
+    gen_widget["metadata"] = json!({"generateName": "gen-"});
+    let (code, generated) = kapi.request("POST", WIDGETS, JSON, Some(&gen_widget));
+    assert_eq!(code, 201, "{generated}");
+    let name = generated["metadata"]["name"].as_str().unwrap();
+    assert!(name.starts_with("gen-") && name.len() == 9, "{name}");
+
+    // Update with the current resourceVersion, then with a stale one.
+    let mut update = created.clone();
+    update["spec"]["size"] = json!("large");
+    let (code, updated) = kapi.request("PUT", &format!("{WIDGETS}/w1"), JSON, Some(&update));
+    assert_eq!(code, 200, "{updated}");
+    assert_eq!(updated["metadata"]["generation"], 2);
+    let rv2: i64 = updated["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(rv2 > rv1);
+    let (code, stale) = kapi.request("PUT", &format!("{WIDGETS}/w1"), JSON, Some(&update));
+    assert_eq!((code, status_of(&stale)), (409, ("Conflict", 409)));
+    assert_eq!(
+        stale["message"],
+        "Operation cannot be fulfilled on widgets.example.kapi.dev \"w1\": the object has been modified; please apply your changes to the latest version and try again"
+    );
+
+    // Validation: a 422 with one cause per field.
+    let mut bad = widget("bad");
+    bad["spec"]["size"] = json!("huge");
+    let (code, invalid) = kapi.request("POST", WIDGETS, JSON, Some(&bad));
+    assert_eq!((code, status_of(&invalid)), (422, ("Invalid", 422)));
+    assert_eq!(invalid["details"]["causes"][0]["field"], "spec.size");
+    assert_eq!(
+        invalid["details"]["causes"][0]["reason"],
+        "FieldValueNotSupported"
+    );
+
+    let (code, missing) = kapi.request("GET", &format!("{WIDGETS}/nope"), JSON, None);
+    assert_eq!((code, status_of(&missing)), (404, ("NotFound", 404)));
+    let (code, no_ns) = kapi.request(
+        "POST",
+        "/apis/example.kapi.dev/v1/namespaces/missing/widgets",
+        JSON,
+        Some(&widget("x")),
+    );
+    assert_eq!(
+        (code, no_ns["message"].as_str()),
+        (404, Some("namespaces \"missing\" not found"))
+    );
+    let (code, _) = kapi.request(
+        "GET",
+        "/apis/example.kapi.dev/v1/namespaces/default/gizmos",
+        JSON,
+        None,
+    );
+    assert_eq!(code, 404);
+    let (code, bad_body) = kapi.request("POST", WIDGETS, JSON, Some(&json!("not an object")));
+    assert_eq!((code, status_of(&bad_body).0), (400, "BadRequest"));
+}
+
+fn patches(kapi: &Kapi) {
+    kapi.request("POST", WIDGETS, JSON, Some(&widget("p1")));
+    let url = format!("{WIDGETS}/p1");
+    let (code, merged) = kapi.request(
+        "PATCH",
+        &url,
+        "application/merge-patch+json",
+        Some(&json!({"spec": {"replicas": 3}})),
+    );
+    assert_eq!(
+        (code, &merged["spec"]["replicas"]),
+        (200, &json!(3)),
+        "{merged}"
+    );
+    let (code, jp) = kapi.request(
+        "PATCH",
+        &url,
+        "application/json-patch+json",
+        Some(&json!([{"op": "replace", "path": "/spec/size", "value": "large"}])),
+    );
+    assert_eq!((code, &jp["spec"]["size"]), (200, &json!("large")), "{jp}");
+    let (code, smp) = kapi.request(
+        "PATCH",
+        &url,
+        "application/strategic-merge-patch+json",
+        Some(&json!({"metadata": {"labels": {"patched": "yes"}}})),
+    );
+    assert_eq!(
+        (code, &smp["metadata"]["labels"]["patched"]),
+        (200, &json!("yes")),
+        "{smp}"
+    );
+    assert_eq!(smp["metadata"]["labels"]["app"], "demo");
+    let (code, unsupported) = kapi.request(
+        "PATCH",
+        &url,
+        "application/apply-patch+yaml",
+        Some(&json!({})),
+    );
+    assert_eq!(
+        (code, status_of(&unsupported).0),
+        (415, "UnsupportedMediaType")
+    );
+    let (code, failed) = kapi.request(
+        "PATCH",
+        &url,
+        "application/json-patch+json",
+        Some(&json!([{"op": "test", "path": "/spec/size", "value": "small"}])),
+    );
+    assert_eq!(code, 422, "{failed}");
+}
+
+fn lists_and_selectors(kapi: &Kapi) {
+    for i in 0..5 {
+        let mut w = widget(&format!("l{i}"));
+        w["metadata"]["labels"] = json!({"group": "list", "index": i.to_string()});
+        assert_eq!(kapi.request("POST", WIDGETS, JSON, Some(&w)).0, 201);
+    }
+    let (_, list) = kapi.request(
+        "GET",
+        &format!("{WIDGETS}?labelSelector=group%3Dlist,index+notin+(0,1)"),
+        JSON,
+        None,
+    );
+    let names: Vec<&str> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["l2", "l3", "l4"]);
+    assert_eq!(list["kind"], "WidgetList");
+    let (_, by_name) = kapi.request(
+        "GET",
+        &format!("{WIDGETS}?fieldSelector=metadata.name%3Dl3"),
+        JSON,
+        None,
+    );
+    assert_eq!(by_name["items"].as_array().unwrap().len(), 1);
+    let (code, bad_field) = kapi.request(
+        "GET",
+        &format!("{WIDGETS}?fieldSelector=spec.nothing%3Dx"),
+        JSON,
+        None,
+    );
+    assert_eq!(
+        (code, bad_field["message"].as_str()),
+        (400, Some("field label not supported: spec.nothing"))
+    );
+
+    // Pagination: pages of two over one snapshot, unaffected by a later write.
+    let mut seen = Vec::new();
+    let (_, page) = kapi.request(
+        "GET",
+        &format!("{WIDGETS}?labelSelector=group%3Dlist&limit=2"),
+        JSON,
+        None,
+    );
+    let snapshot_rv = page["metadata"]["resourceVersion"].clone();
+    let mut page = page;
+    kapi.request(
+        "POST",
+        WIDGETS,
+        JSON,
+        Some(&{
+            let mut w = widget("l9");
+            w["metadata"]["labels"] = json!({"group": "list"});
+            w
+        }),
+    );
+    loop {
+        for item in page["items"].as_array().unwrap() {
+            seen.push(item["metadata"]["name"].as_str().unwrap().to_string());
+        }
+        assert_eq!(page["metadata"]["resourceVersion"], snapshot_rv);
+        let Some(token) = page["metadata"]["continue"]
+            .as_str()
+            .filter(|c| !c.is_empty())
+        else {
+            break;
+        };
+        let (code, next) = kapi.request(
+            "GET",
+            &format!("{WIDGETS}?labelSelector=group%3Dlist&limit=2&continue={token}"),
+            JSON,
+            None,
+        );
+        assert_eq!(code, 200, "{next}");
+        page = next;
+    }
+    assert_eq!(seen, ["l0", "l1", "l2", "l3", "l4"]);
+    let (code, _) = kapi.request("GET", &format!("{WIDGETS}?continue=garbage"), JSON, None);
+    assert_eq!(code, 400);
+}
+
+fn status_scale_and_finalizers(kapi: &Kapi) {
+    let (_, created) = kapi.request("POST", WIDGETS, JSON, Some(&widget("s1")));
+    let url = format!("{WIDGETS}/s1");
+    // Status is ignored on the main resource and written through /status.
+    let mut with_status = created.clone();
+    with_status["status"] = json!({"replicas": 4});
+    let (_, main) = kapi.request("PUT", &url, JSON, Some(&with_status));
+    assert!(
+        main.get("status").is_none() || main["status"].get("replicas").is_none(),
+        "{main}"
+    );
+    let (code, st) = kapi.request(
+        "PATCH",
+        &format!("{url}/status"),
+        "application/merge-patch+json",
+        Some(&json!({"status": {"replicas": 4}})),
+    );
+    assert_eq!((code, &st["status"]["replicas"]), (200, &json!(4)), "{st}");
+    assert_eq!(st["metadata"]["generation"], main["metadata"]["generation"]);
+
+    let (code, scale) = kapi.request("GET", &format!("{url}/scale"), JSON, None);
+    assert_eq!(
+        (code, &scale["kind"], &scale["status"]["replicas"]),
+        (200, &json!("Scale"), &json!(4)),
+        "{scale}"
+    );
+    let (code, scaled) = kapi.request(
+        "PATCH",
+        &format!("{url}/scale"),
+        "application/merge-patch+json",
+        Some(&json!({"spec": {"replicas": 7}})),
+    );
+    assert_eq!(
+        (code, &scaled["spec"]["replicas"]),
+        (200, &json!(7)),
+        "{scaled}"
+    );
+    let (_, obj) = kapi.request("GET", &url, JSON, None);
+    assert_eq!(obj["spec"]["replicas"], 7);
+
+    // A finalizer keeps a deleted object, with a deletionTimestamp, until it is removed.
+    kapi.request(
+        "PATCH",
+        &url,
+        "application/merge-patch+json",
+        Some(&json!({"metadata": {"finalizers": ["example.kapi.dev/keep"]}})),
+    );
+    let (code, pending) = kapi.request("DELETE", &url, JSON, None);
+    assert_eq!(code, 202, "{pending}");
+    assert!(pending["metadata"]["deletionTimestamp"].is_string());
+    let (code, still) = kapi.request("GET", &url, JSON, None);
+    assert_eq!(code, 200, "{still}");
+    let (code, _) = kapi.request(
+        "PATCH",
+        &url,
+        "application/merge-patch+json",
+        Some(&json!({"metadata": {"finalizers": null}})),
+    );
+    assert_eq!(code, 200);
+    assert_eq!(kapi.request("GET", &url, JSON, None).0, 404);
+
+    // Preconditions.
+    let (_, d1) = kapi.request("POST", WIDGETS, JSON, Some(&widget("d1")));
+    let (code, pre) = kapi.request(
+        "DELETE",
+        &format!("{WIDGETS}/d1"),
+        JSON,
+        Some(&json!({"preconditions": {"uid": "wrong"}})),
+    );
+    assert_eq!((code, status_of(&pre).0), (409, "Conflict"));
+    let uid = d1["metadata"]["uid"].as_str().unwrap();
+    let (code, _) = kapi.request(
+        "DELETE",
+        &format!("{WIDGETS}/d1"),
+        JSON,
+        Some(&json!({"preconditions": {"uid": uid}, "propagationPolicy": "Background"})),
+    );
+    assert_eq!(code, 200);
+}
+
+fn watches(kapi: &Kapi) {
+    let (_, list) = kapi.request("GET", WIDGETS, JSON, None);
+    let rv = list["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let existing = list["items"].as_array().unwrap().len();
+    kapi.request("POST", WIDGETS, JSON, Some(&widget("watched")));
+    kapi.request(
+        "PATCH",
+        &format!("{WIDGETS}/watched"),
+        "application/merge-patch+json",
+        Some(&json!({"spec": {"replicas": 2}})),
+    );
+    kapi.request("DELETE", &format!("{WIDGETS}/watched"), JSON, None);
+    // From the list's resourceVersion: only what happened after it.
+    let events = watch_events(
+        kapi,
+        &format!("{WIDGETS}?watch=true&resourceVersion={rv}&timeoutSeconds=5"),
+        3,
+    );
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["ADDED", "MODIFIED", "DELETED"]);
+    // Without a resourceVersion: the current state first, as ADDED.
+    let events = watch_events(
+        kapi,
+        &format!("{WIDGETS}?watch=true&timeoutSeconds=2"),
+        existing,
+    );
+    assert!(events.iter().all(|e| e["type"] == "ADDED"));
+    assert_eq!(events.len(), existing);
+    // The watch-list protocol ends its initial events with an annotated bookmark.
+    let events = watch_events(
+        kapi,
+        &format!(
+            "{WIDGETS}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=5"
+        ),
+        existing + 1,
+    );
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "BOOKMARK");
+    assert_eq!(
+        last["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"],
+        "true"
+    );
+}
+
+#[test]
+fn rest_semantics_on_every_backend() {
+    for (name, backend) in Backend::all() {
+        let kapi = Kapi::start(backend());
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            crud_and_conflicts(&kapi);
+            patches(&kapi);
+            lists_and_selectors(&kapi);
+            status_scale_and_finalizers(&kapi);
+            watches(&kapi);
+        }));
+        if let Err(e) = run {
+            eprintln!("backend {name} failed; server log:\n{}", kapi.log_text());
+            std::panic::resume_unwind(e);
+        }
+    }
+}
+
+#[test]
+fn clean_shutdown_and_restart_keep_everything() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut kapi = Kapi::start_in_dir(dir.path());
+    for i in 0..3 {
+        assert_eq!(
+            kapi.request("POST", WIDGETS, JSON, Some(&widget(&format!("r{i}"))))
+                .0,
+            201
+        );
+    }
+    let (_, list) = kapi.request("GET", WIDGETS, JSON, None);
+    let rv = list["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    kapi.request("DELETE", &format!("{WIDGETS}/r0"), JSON, None);
+    assert!(kapi.stop(), "kapi exits 0 on SIGTERM:\n{}", kapi.log_text());
+    let kapi = Kapi::start_in_dir(dir.path());
+    let (_, after) = kapi.request("GET", WIDGETS, JSON, None);
+    let names: Vec<&str> = after["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["r1", "r2"]);
+    // A watch resumed from before the restart sees the delete it missed.
+    let events = watch_events(
+        &kapi,
+        &format!("{WIDGETS}?watch=true&resourceVersion={rv}&timeoutSeconds=3"),
+        1,
+    );
+    assert_eq!(
+        (
+            events[0]["type"].as_str(),
+            events[0]["object"]["metadata"]["name"].as_str()
+        ),
+        (Some("DELETED"), Some("r0"))
+    );
+}
