@@ -43,6 +43,25 @@ pub trait Hooks<R>: Default + Send + Sync + 'static {
     fn immutable_fields(&self) -> &[&'static str] {
         &[]
     }
+
+    /// Called when a delete is asked for and the object is kept for finalization
+    /// (Namespace: `status.phase` becomes `Terminating`).
+    fn prepare_for_delete(&self, _obj: &mut R) {}
+
+    /// True while resource-specific finalization is pending, beyond
+    /// `metadata.finalizers` (Namespace: while `spec.finalizers` is not empty). A
+    /// deleted object is removed from storage only once this is false and its
+    /// `metadata.finalizers` are empty.
+    fn finalizing(&self, _obj: &R) -> bool {
+        false
+    }
+
+    /// Handles a write to the object's `/finalize` subresource (Namespace: only
+    /// `spec.finalizers` is taken from the new object). Returns false for resources
+    /// without one, which then answer 404.
+    fn finalize(&self, _new: &mut R, _old: &R) -> bool {
+        false
+    }
 }
 
 /// The hooks of a resource that has none.
@@ -76,6 +95,21 @@ pub trait ObjectStrategy: Send + Sync + 'static {
 
     /// Validates an update (including CEL transition rules and immutable fields).
     fn validate_update(&self, new: &Value, old: &Value) -> ErrorList;
+
+    /// Prepares an object that a delete keeps for finalization; see
+    /// [`Hooks::prepare_for_delete`].
+    fn prepare_for_delete(&self, _obj: &mut Value) {}
+
+    /// Whether resource-specific finalization is pending; see [`Hooks::finalizing`].
+    fn finalizing(&self, _obj: &Value) -> bool {
+        false
+    }
+
+    /// Prepares a write to `/finalize`; false when the resource has none. See
+    /// [`Hooks::finalize`].
+    fn prepare_for_finalize(&self, _new: &mut Value, _old: &Value) -> bool {
+        false
+    }
 }
 
 /// Where strategies are installed; implemented by the server's registry. The generated
@@ -319,5 +353,19 @@ impl<R: Resource> ObjectStrategy for TypedStrategy<R> {
             }
         }
         errs
+    }
+    fn prepare_for_delete(&self, obj: &mut Value) {
+        Self::with_typed(obj, |o| self.hooks.prepare_for_delete(o));
+    }
+    fn finalizing(&self, obj: &Value) -> bool {
+        serde_json::from_value::<R>(obj.clone()).is_ok_and(|o| self.hooks.finalizing(&o))
+    }
+    fn prepare_for_finalize(&self, new: &mut Value, old: &Value) -> bool {
+        let Ok(old_typed) = serde_json::from_value::<R>(old.clone()) else {
+            return false;
+        };
+        let mut handled = false;
+        Self::with_typed(new, |n| handled = self.hooks.finalize(n, &old_typed));
+        handled
     }
 }

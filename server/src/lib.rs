@@ -37,6 +37,7 @@ pub mod discovery;
 pub mod documents;
 pub mod endpoints;
 pub mod generated;
+pub mod hooks;
 pub mod kubeconfig;
 pub mod openapi;
 pub mod presentation;

@@ -278,9 +278,7 @@ impl ApiError {
             StorageError::TooLargeRevision { requested, current } => {
                 Self::too_large_resource_version(*requested, *current)
             }
-            StorageError::Unavailable { .. } => {
-                Self::unavailable(&qualified_resource(info), error)
-            }
+            StorageError::Unavailable { .. } => Self::unavailable(&qualified_resource(info), error),
             StorageError::Internal { .. } => Self::internal("storage failure", error),
         }
     }

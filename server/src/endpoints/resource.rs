@@ -75,6 +75,7 @@ where
     let sub = match r.subresource.as_deref() {
         None => None,
         Some("status") if info.subresources.status => Some(Subresource::Status),
+        Some("finalize") if matches!(verb, "update") => Some(Subresource::Finalize),
         Some("scale") if info.subresources.scale.is_some() => {
             return super::scale::handle(api, &store, req, namespace, r, verb, &query).await;
         }

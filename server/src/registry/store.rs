@@ -31,6 +31,8 @@ pub enum Subresource {
     Main,
     /// `/status`.
     Status,
+    /// `/finalize`, for resources whose hooks have one (Namespace).
+    Finalize,
 }
 
 /// What a delete did.
@@ -304,6 +306,11 @@ impl Store {
             match sub {
                 Subresource::Main => self.strategy.prepare_for_update(&mut new, &old),
                 Subresource::Status => self.strategy.prepare_for_status_update(&mut new, &old),
+                Subresource::Finalize => {
+                    if !self.strategy.prepare_for_finalize(&mut new, &old) {
+                        return Err(ApiError::no_route());
+                    }
+                }
             }
             // Server-set metadata is kept from the stored object.
             for field in [
@@ -338,7 +345,10 @@ impl Store {
             if new == old {
                 return Ok(Update::Keep);
             }
-            if is_being_deleted(&new) && finalizers(&new).is_empty() {
+            if is_being_deleted(&new)
+                && finalizers(&new).is_empty()
+                && !self.strategy.finalizing(&new)
+            {
                 return Ok(Update::Delete);
             }
             Ok(Update::Write(encode(&new)))
@@ -393,20 +403,22 @@ impl Store {
                     fins.push(f.to_string());
                 }
             }
+            let keep = !fins.is_empty() || self.strategy.finalizing(&obj);
             if opts.dry_run {
-                dry_result = Some(if fins.is_empty() {
+                dry_result = Some(if !keep {
                     Deletion::Deleted(obj)
                 } else {
                     Deletion::Pending(obj)
                 });
                 return Ok(Update::Keep);
             }
-            if fins.is_empty() {
+            if !keep {
                 return Ok(Update::Delete);
             }
             let before = obj.clone();
             set_finalizers(&mut obj, &fins);
             if !is_being_deleted(&obj) {
+                self.strategy.prepare_for_delete(&mut obj);
                 set_meta(&mut obj, "deletionTimestamp", Some(json!(object::now())));
                 set_meta(&mut obj, "deletionGracePeriodSeconds", Some(json!(0)));
             }

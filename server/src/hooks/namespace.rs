@@ -1,0 +1,68 @@
+//! Namespace lifecycle, as kube-apiserver's namespace strategy keeps it: a new namespace
+//! is `Active` with the `kubernetes` finalizer in `spec.finalizers`; deleting it makes it
+//! `Terminating` and keeps it until the namespace controller has emptied it and removed
+//! that finalizer.
+
+use kapi_core::meta::dns1123_label_errors;
+use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
+
+use crate::generated::core::v1::{Namespace, NamespaceSpec, NamespaceStatus, NamespaceStatusPhase};
+
+/// The finalizer the namespace controller owns.
+pub const KUBERNETES_FINALIZER: &str = "kubernetes";
+
+/// The hooks of `core/v1` Namespace.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NamespaceHooks;
+
+fn set_phase(ns: &mut Namespace, phase: NamespaceStatusPhase) {
+    ns.status.get_or_insert_with(NamespaceStatus::default).phase = Some(phase);
+}
+
+impl Hooks<Namespace> for NamespaceHooks {
+    fn prepare_for_create(&self, ns: &mut Namespace) {
+        let spec = ns.spec.get_or_insert_with(NamespaceSpec::default);
+        let finalizers = spec.finalizers.get_or_insert_with(Vec::new);
+        if !finalizers.iter().any(|f| f == KUBERNETES_FINALIZER) {
+            finalizers.push(KUBERNETES_FINALIZER.to_string());
+        }
+        set_phase(ns, NamespaceStatusPhase::Active);
+    }
+
+    fn prepare_for_update(&self, new: &mut Namespace, old: &Namespace) {
+        // spec.finalizers change only through finalization; status only through /status.
+        new.spec = old.spec.clone();
+        new.status = old.status.clone();
+    }
+
+    fn validate(&self, ns: &Namespace) -> ErrorList {
+        let name = ns.metadata.name.as_deref().unwrap_or("");
+        dns1123_label_errors(name)
+            .into_iter()
+            .map(|msg| FieldError::invalid(&FieldPath::new("metadata.name"), name, msg))
+            .collect()
+    }
+
+    fn prepare_for_delete(&self, ns: &mut Namespace) {
+        set_phase(ns, NamespaceStatusPhase::Terminating);
+    }
+
+    fn finalize(&self, new: &mut Namespace, old: &Namespace) -> bool {
+        let finalizers = new.spec.as_ref().and_then(|s| s.finalizers.clone());
+        *new = Namespace {
+            metadata: new.metadata.clone(),
+            ..old.clone()
+        };
+        new.spec
+            .get_or_insert_with(NamespaceSpec::default)
+            .finalizers = finalizers;
+        true
+    }
+
+    fn finalizing(&self, ns: &Namespace) -> bool {
+        ns.spec
+            .as_ref()
+            .and_then(|s| s.finalizers.as_ref())
+            .is_some_and(|f| !f.is_empty())
+    }
+}
