@@ -220,7 +220,22 @@ impl Kapi {
                 .write_all(input.as_bytes())
                 .expect("writing kubectl's stdin");
         }
-        child.wait_with_output().expect("kubectl finishes")
+        wait_output_bounded(child, KUBECTL_TIMEOUT, &format!("{program} {args:?}"))
+    }
+
+    /// Starts the default `kubectl` with this server's kubeconfig in the background,
+    /// stdout and stderr piped, for long-running commands such as `get -w`. The caller
+    /// reads it and must kill it (see [`LineReader`]).
+    pub fn kubectl_spawn(&self, args: &[&str]) -> Child {
+        Command::new("kubectl")
+            .args(args)
+            .env("KUBECONFIG", self.kubeconfig())
+            .env("HOME", self.data_dir.join("home"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("running kubectl {args:?}: {e}"))
     }
 
     /// Runs the default `kubectl`; panics with its output unless it succeeds, and
@@ -296,6 +311,143 @@ impl Drop for Kapi {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
             let _ = child.wait();
+        }
+    }
+}
+
+/// How long one kubectl (or other client process) may run before the test gives up.
+pub const KUBECTL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Waits for `child` (whose stdout and stderr are piped, and whose stdin is closed or
+/// null) for at most `timeout`, reading its output meanwhile; kills it and panics with
+/// what it printed if it runs longer. `what` names the process in the panic message.
+pub fn wait_output_bounded(mut child: Child, timeout: Duration, what: &str) -> Output {
+    use std::io::Read;
+    fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    }
+    drop(child.stdin.take());
+    let out = drain(child.stdout.take());
+    let err = drain(child.stderr.take());
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waiting for a child process") {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "{what} did not finish within {timeout:?}:\nstdout:\n{}\nstderr:\n{}",
+                String::from_utf8_lossy(&out.join().unwrap_or_default()),
+                String::from_utf8_lossy(&err.join().unwrap_or_default())
+            );
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    }
+}
+
+/// The lines a background process prints, collected by a thread so that a test can wait
+/// for a line with a deadline. Dropping it kills the process.
+pub struct LineReader {
+    child: Child,
+    lines: std::sync::mpsc::Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl LineReader {
+    /// Takes over `child` (its stdout piped) and starts reading its stdout.
+    pub fn new(mut child: Child) -> Self {
+        use std::io::BufRead;
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            child,
+            lines: rx,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Waits (at most `timeout`) for a line satisfying `matches`, and returns it; panics
+    /// with every line seen so far otherwise.
+    pub fn wait_for(&mut self, timeout: Duration, matches: impl Fn(&str) -> bool) -> String {
+        if let Some(line) = self.seen.iter().find(|l| matches(l)) {
+            return line.clone();
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if matches(&line) {
+                        return line;
+                    }
+                }
+                Err(_) => {
+                    let stderr = self.stop();
+                    panic!(
+                        "no matching line within {timeout:?}; lines so far:\n{}\nstderr:\n{stderr}",
+                        self.seen.join("\n")
+                    );
+                }
+            }
+        }
+    }
+
+    /// Every line read so far.
+    pub fn lines(&self) -> &[String] {
+        &self.seen
+    }
+
+    /// Kills the process and returns its stderr.
+    pub fn stop(&mut self) -> String {
+        use std::io::Read;
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let mut err = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            let _ = e.read_to_string(&mut err);
+        }
+        err
+    }
+}
+
+impl Drop for LineReader {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `scenario` against a fresh server on each backend in turn; when it panics,
+/// prints which backend and the server's log, then re-raises the panic.
+pub fn on_every_backend(scenario: impl Fn(&Kapi)) {
+    for (name, backend) in Backend::all() {
+        let kapi = Kapi::start(backend());
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| scenario(&kapi)));
+        if let Err(e) = run {
+            eprintln!("backend {name} failed; server log:\n{}", kapi.log_text());
+            std::panic::resume_unwind(e);
         }
     }
 }

@@ -1,6 +1,13 @@
-//! Controllers built into the server that make delete semantics real: in
+//! Controllers built into the server that make delete semantics real. In
 //! kube-apiserver's world they live in kube-controller-manager, so a lone apiserver
-//! silently ignores finalizers they own.
+//! silently ignores the finalizers they own; kapi runs them itself.
+//!
+//! - [`namespace`]: empties a terminating namespace, then lets it go;
+//! - [`garbage_collector`]: `ownerReferences` with Background, Foreground and Orphan
+//!   propagation.
+
+pub mod garbage_collector;
+pub mod namespace;
 
 use std::sync::Arc;
 
@@ -9,11 +16,18 @@ use tokio::task::JoinHandle;
 
 use crate::registry::Registry;
 
+/// Completes when the server shuts down (`shutdown` turns true or its sender goes).
+pub(crate) async fn stopped(shutdown: &mut watch::Receiver<bool>) {
+    let _ = shutdown.wait_for(|down| *down).await;
+}
+
 /// Starts every built-in controller; they stop when `shutdown` turns true or the
 /// handle is aborted.
-pub fn start(registry: Arc<Registry>, mut shutdown: watch::Receiver<bool>) -> JoinHandle<()> {
+pub fn start(registry: Arc<Registry>, shutdown: watch::Receiver<bool>) -> JoinHandle<()> {
     tokio::spawn(async move {
-        let _ = registry;
-        let _ = shutdown.wait_for(|down| *down).await;
+        tokio::join!(
+            namespace::run(registry.clone(), shutdown.clone()),
+            garbage_collector::run(registry, shutdown),
+        );
     })
 }

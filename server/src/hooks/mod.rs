@@ -2,6 +2,6 @@
 //! [`kapi_core::Hooks`] and attached to the generated types with the `kapi.dev/hooks`
 //! annotation in `schemas/`.
 
-mod namespace;
+pub mod namespace;
 
 pub use namespace::NamespaceHooks;

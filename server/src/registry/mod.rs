@@ -9,7 +9,7 @@ pub mod keys;
 pub mod list;
 pub mod object;
 pub mod options;
-mod store;
+pub mod store;
 pub mod watch;
 
 use std::collections::BTreeMap;
@@ -21,7 +21,7 @@ use kapi_storage::Storage;
 pub use options::{
     DeleteOptions, FieldValidation, ListOptions, Propagation, WatchOptions, WriteOptions,
 };
-pub use store::{Deletion, Store, Subresource};
+pub use store::{Deletion, FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Store, Subresource};
 pub use watch::{WatchEvent, WatchEventType};
 
 /// Collects strategies from the generated `register` function (or by hand), before the

@@ -1,0 +1,314 @@
+//! The garbage collector over `metadata.ownerReferences` (kube-controller-manager's):
+//!
+//! - an object all of whose owners are gone is deleted (Background propagation, and
+//!   dangling references);
+//! - an owner being deleted with the `foregroundDeletion` finalizer has its dependents
+//!   deleted (in the foreground too), and keeps that finalizer until no dependent with
+//!   `blockOwnerDeletion: true` is left;
+//! - an owner being deleted with the `orphan` finalizer has its owner reference removed
+//!   from every dependent, then loses the finalizer.
+//!
+//! It keeps a graph of every object's uid and owners, fed by one watch per resource,
+//! and sweeps it after changes (batched) and on a timer.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+
+use crate::registry::object::{finalizers, is_being_deleted, meta_str};
+use crate::registry::{
+    DeleteOptions, Propagation, Registry, Store, Subresource, WatchEvent, WatchEventType,
+    WatchOptions, WriteOptions,
+};
+use crate::registry::{FOREGROUND_FINALIZER, ORPHAN_FINALIZER};
+use crate::status::ApiError;
+
+/// How long changes are batched before a sweep.
+const BATCH: Duration = Duration::from_millis(50);
+/// A sweep at least this often, to retry what failed.
+const RESYNC: Duration = Duration::from_secs(5);
+
+/// One owner reference.
+#[derive(Clone, Debug)]
+struct OwnerRef {
+    uid: String,
+    block: bool,
+}
+
+/// What the collector knows of one object.
+#[derive(Clone, Debug)]
+struct Node {
+    store: usize,
+    namespace: Option<String>,
+    name: String,
+    owners: Vec<OwnerRef>,
+    deleting: bool,
+    finalizers: Vec<String>,
+}
+
+impl Node {
+    fn from_object(store: usize, obj: &Value) -> Self {
+        let owners = obj
+            .pointer("/metadata/ownerReferences")
+            .and_then(Value::as_array)
+            .map(|refs| {
+                refs.iter()
+                    .filter_map(|r| {
+                        Some(OwnerRef {
+                            uid: r.get("uid")?.as_str()?.to_string(),
+                            block: r
+                                .get("blockOwnerDeletion")
+                                .and_then(Value::as_bool)
+                                .unwrap_or(false),
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let ns = meta_str(obj, "namespace");
+        Self {
+            store,
+            namespace: (!ns.is_empty()).then(|| ns.to_string()),
+            name: meta_str(obj, "name").to_string(),
+            owners,
+            deleting: is_being_deleted(obj),
+            finalizers: finalizers(obj),
+        }
+    }
+}
+
+/// The objects and their owners.
+#[derive(Default)]
+struct Graph {
+    nodes: HashMap<String, Node>,
+    /// Stores whose initial state has arrived.
+    synced: HashSet<usize>,
+}
+
+impl Graph {
+    fn apply(&mut self, store: usize, event: &WatchEvent) {
+        let uid = meta_str(&event.object, "uid").to_string();
+        match event.type_ {
+            WatchEventType::Added | WatchEventType::Modified if !uid.is_empty() => {
+                self.nodes
+                    .insert(uid, Node::from_object(store, &event.object));
+            }
+            WatchEventType::Deleted => {
+                self.nodes.remove(&uid);
+            }
+            WatchEventType::Bookmark => {
+                self.synced.insert(store);
+            }
+            _ => {}
+        }
+    }
+
+    fn dependents<'a>(
+        &'a self,
+        owner: &'a str,
+    ) -> impl Iterator<Item = (&'a String, &'a Node)> + 'a {
+        self.nodes
+            .iter()
+            .filter(move |(_, n)| n.owners.iter().any(|o| o.uid == owner))
+    }
+}
+
+/// Runs until `shutdown` turns true.
+pub async fn run(registry: Arc<Registry>, mut shutdown: watch::Receiver<bool>) {
+    let stores: Vec<Arc<Store>> = registry.stores().to_vec();
+    let (tx, mut rx) = mpsc::channel::<(usize, WatchEvent)>(1024);
+    for (i, store) in stores.iter().enumerate() {
+        tokio::spawn(feed(i, store.clone(), tx.clone(), shutdown.clone()));
+    }
+    drop(tx);
+    let mut graph = Graph::default();
+    let mut tick = tokio::time::interval(RESYNC);
+    loop {
+        tokio::select! {
+            () = super::stopped(&mut shutdown) => return,
+            event = rx.recv() => {
+                let Some((store, event)) = event else { return };
+                graph.apply(store, &event);
+                // Batch what arrives in a short window into one sweep.
+                let deadline = tokio::time::sleep(BATCH);
+                tokio::pin!(deadline);
+                loop {
+                    tokio::select! {
+                        _ = &mut deadline => break,
+                        more = rx.recv() => match more {
+                            Some((s, e)) => graph.apply(s, &e),
+                            None => break,
+                        },
+                    }
+                }
+            }
+            _ = tick.tick() => {}
+        }
+        if graph.synced.len() == stores.len() {
+            sweep(&stores, &graph).await;
+        }
+    }
+}
+
+/// Feeds one resource's changes into the collector, re-watching when a watch ends.
+async fn feed(
+    index: usize,
+    store: Arc<Store>,
+    tx: mpsc::Sender<(usize, WatchEvent)>,
+    shutdown: watch::Receiver<bool>,
+) {
+    let mut resume: Option<i64> = None;
+    while !*shutdown.borrow() {
+        let opts = WatchOptions {
+            resource_version: resume,
+            allow_bookmarks: true,
+            send_initial_events: resume.is_none(),
+            ..WatchOptions::default()
+        };
+        let mut events = match store.watch(None, &opts).await {
+            Ok(e) => e,
+            Err(_) => {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+        };
+        while let Some(event) = events.next().await {
+            if event.type_ == WatchEventType::Error {
+                resume = None; // expired: start over with the current state
+                break;
+            }
+            if let Some(rv) = event
+                .object
+                .pointer("/metadata/resourceVersion")
+                .and_then(Value::as_str)
+            {
+                resume = rv.parse().ok().or(resume);
+            }
+            if tx.send((index, event)).await.is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// One pass over the graph: every decision, then the writes.
+async fn sweep(stores: &[Arc<Store>], graph: &Graph) {
+    for (uid, node) in &graph.nodes {
+        // Orphan: free the dependents, then let the owner go.
+        if node.deleting && node.finalizers.iter().any(|f| f == ORPHAN_FINALIZER) {
+            let mut ok = true;
+            for (_, dep) in graph.dependents(uid) {
+                ok &= remove_owner_ref(&stores[dep.store], dep, uid).await;
+            }
+            if ok {
+                remove_finalizer(&stores[node.store], node, ORPHAN_FINALIZER).await;
+            }
+            continue;
+        }
+        // Foreground: delete the dependents; the owner waits for the blocking ones.
+        if node.deleting && node.finalizers.iter().any(|f| f == FOREGROUND_FINALIZER) {
+            let mut blocking = false;
+            for (_, dep) in graph.dependents(uid) {
+                if !dep.deleting {
+                    delete(&stores[dep.store], dep, Propagation::Foreground).await;
+                }
+                blocking |= dep.owners.iter().any(|o| o.uid == *uid && o.block);
+            }
+            if !blocking {
+                remove_finalizer(&stores[node.store], node, FOREGROUND_FINALIZER).await;
+            }
+            continue;
+        }
+        // Background and dangling references: an object whose owners are all gone goes.
+        if !node.owners.is_empty() && !node.deleting {
+            let alive = node
+                .owners
+                .iter()
+                .filter(|o| graph.nodes.contains_key(&o.uid))
+                .count();
+            if alive == 0 {
+                delete(&stores[node.store], node, Propagation::Background).await;
+            }
+        }
+    }
+}
+
+async fn delete(store: &Store, node: &Node, propagation: Propagation) {
+    let opts = DeleteOptions {
+        propagation: Some(propagation),
+        ..DeleteOptions::default()
+    };
+    match store
+        .delete(node.namespace.as_deref(), &node.name, &opts)
+        .await
+    {
+        Ok(_) => {
+            tracing::debug!(resource = %store.info().plural, name = %node.name, "garbage collected")
+        }
+        Err(ApiError {
+            reason: "NotFound", ..
+        }) => {}
+        Err(e) => {
+            tracing::warn!(resource = %store.info().plural, name = %node.name, error = %e, "garbage collector: delete")
+        }
+    }
+}
+
+/// Writes a change to one object; false when it failed (retried at the next sweep).
+async fn modify(store: &Store, node: &Node, change: impl Fn(&mut Value) + Send + Sync) -> bool {
+    let result = store
+        .update_with(
+            node.namespace.as_deref(),
+            &node.name,
+            Subresource::Main,
+            &WriteOptions::default(),
+            |cur| {
+                let mut next = cur.clone();
+                change(&mut next);
+                Ok(next)
+            },
+        )
+        .await;
+    match result {
+        Ok(_)
+        | Err(ApiError {
+            reason: "NotFound", ..
+        }) => true,
+        Err(e) => {
+            tracing::warn!(resource = %store.info().plural, name = %node.name, error = %e, "garbage collector: update");
+            false
+        }
+    }
+}
+
+async fn remove_owner_ref(store: &Store, node: &Node, owner: &str) -> bool {
+    modify(store, node, |obj| {
+        if let Some(refs) = obj
+            .pointer_mut("/metadata/ownerReferences")
+            .and_then(Value::as_array_mut)
+        {
+            refs.retain(|r| r.get("uid").and_then(Value::as_str) != Some(owner));
+            if refs.is_empty() {
+                if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+                    meta.remove("ownerReferences");
+                }
+            }
+        }
+    })
+    .await
+}
+
+async fn remove_finalizer(store: &Store, node: &Node, finalizer: &str) {
+    modify(store, node, |obj| {
+        let rest: Vec<String> = finalizers(obj)
+            .into_iter()
+            .filter(|f| f != finalizer)
+            .collect();
+        crate::registry::object::set_finalizers(obj, &rest);
+    })
+    .await;
+}
