@@ -39,6 +39,7 @@ pub mod endpoints;
 pub mod generated;
 pub mod hooks;
 pub mod kubeconfig;
+pub mod metrics;
 pub mod openapi;
 pub mod presentation;
 pub mod registry;

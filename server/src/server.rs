@@ -19,6 +19,7 @@ use crate::bootstrap;
 use crate::documents::Documents;
 use crate::endpoints::Api;
 use crate::kubeconfig;
+use crate::metrics::InstrumentedStorage;
 use crate::registry::{Registry, Resources};
 
 /// How `kapi serve` runs.
@@ -84,7 +85,8 @@ pub async fn serve(
     std::fs::create_dir_all(&config.data_dir)
         .map_err(io(format!("creating {}", config.data_dir.display())))?;
     let storage = open_storage(&config).await?;
-    let registry = Arc::new(Registry::new(&resources, storage.clone(), &config.prefix));
+    let instrumented: Arc<dyn Storage> = Arc::new(InstrumentedStorage::new(storage.clone()));
+    let registry = Arc::new(Registry::new(&resources, instrumented, &config.prefix));
     bootstrap::ensure_namespaces(&registry).await;
 
     let listener = TcpListener::bind(config.listen)
@@ -146,6 +148,7 @@ pub async fn serve(
         tracing::warn!("requests still running after 30s; closing anyway");
     }
     controllers.abort();
+    registry.close().await;
     drop(api);
     drop(registry);
     if let Err(e) = storage.close().await {

@@ -10,13 +10,17 @@
 //!   on redb, with a global revision counter and an event history for watches;
 //! - `etcd` (cargo feature `etcd`): `EtcdStorage`, for several replicas over one etcd
 //!   cluster;
+//! - [`cacher`]: [`Cacher`], the watch cache in front of either backend, serving
+//!   stale-tolerant reads and watches of one prefix from memory.
 
+pub mod cacher;
 pub mod embedded;
 pub mod error;
 #[cfg(feature = "etcd")]
 pub mod etcd;
 pub mod interface;
 
+pub use cacher::{Cacher, CacherConfig, CacherStats};
 pub use embedded::{CompactionPolicy, EmbeddedConfig, EmbeddedStorage};
 pub use error::StorageError;
 #[cfg(feature = "etcd")]

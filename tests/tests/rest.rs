@@ -449,3 +449,52 @@ fn clean_shutdown_and_restart_keep_everything() {
         (Some("DELETED"), Some("r0"))
     );
 }
+
+#[test]
+fn metrics_count_requests_watches_and_storage_operations() {
+    let kapi = Kapi::start(Backend::Embedded);
+    kapi.request("POST", WIDGETS, JSON, Some(&widget("m1")));
+    kapi.request("GET", WIDGETS, JSON, None);
+    kapi.request("GET", &format!("{WIDGETS}/missing"), JSON, None);
+    // An open watch, held while the metrics are read.
+    let watch = ureq::get(&format!(
+        "{}{WIDGETS}?watch=true&timeoutSeconds=30",
+        kapi.url()
+    ))
+    .call()
+    .expect("a watch starts");
+    let (code, text) = kapi.request("GET", "/metrics", JSON, None);
+    drop(watch);
+    assert_eq!(code, 200);
+    let text = text.as_str().expect("text format").to_string();
+    let has = |needle: &str| text.lines().any(|l| l.contains(needle));
+    assert!(
+        has(
+            r#"apiserver_request_total{verb="LIST",group="example.kapi.dev",version="v1",resource="widgets",subresource="",code="200"} 1"#
+        ),
+        "{text}"
+    );
+    assert!(
+        has(
+            r#"verb="POST",group="example.kapi.dev",version="v1",resource="widgets",subresource="",code="201"}"#
+        ),
+        "{text}"
+    );
+    assert!(
+        has(
+            r#"verb="GET",group="example.kapi.dev",version="v1",resource="widgets",subresource="",code="404"}"#
+        ),
+        "{text}"
+    );
+    assert!(has("apiserver_request_duration_seconds_bucket{"), "{text}");
+    assert!(
+        has(r#"kapi_storage_operation_duration_seconds_count{operation="create"}"#),
+        "{text}"
+    );
+    assert!(
+        has(
+            r#"apiserver_longrunning_requests{verb="WATCH",group="example.kapi.dev",resource="widgets"} 1"#
+        ),
+        "{text}"
+    );
+}

@@ -97,8 +97,21 @@ where
 }
 
 impl Api {
-    /// Serves one request.
+    /// Serves one request, and records it in the metrics.
     pub async fn handle<B>(&self, req: Request<B>) -> Response<Body>
+    where
+        B: hyper::body::Body<Data = Bytes> + Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let start = std::time::Instant::now();
+        let mut labels = request_labels(req.method(), req.uri());
+        let res = self.route(req).await;
+        labels.code = res.status().as_u16().to_string();
+        crate::metrics::Metrics::global().observe_request(labels, start.elapsed().as_secs_f64());
+        res
+    }
+
+    async fn route<B>(&self, req: Request<B>) -> Response<Body>
     where
         B: hyper::body::Body<Data = Bytes> + Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -110,6 +123,14 @@ impl Api {
             }
             (&Method::GET, "/version") => {
                 return json_response(StatusCode::OK, &crate::documents::version());
+            }
+            (&Method::GET, "/metrics") => {
+                let text = crate::metrics::Metrics::global().encode();
+                return document(
+                    StatusCode::OK,
+                    "text/plain; version=0.0.4; charset=utf-8",
+                    text.into_bytes(),
+                );
             }
             _ => {}
         }
@@ -131,4 +152,32 @@ pub fn output_of<B>(req: &Request<B>) -> Result<Output, ApiError> {
             .get(header::ACCEPT)
             .and_then(|v| v.to_str().ok()),
     )
+}
+
+/// The metric labels of a request: kube-apiserver's verbs (`LIST`, `WATCH`, ...) and the
+/// resource it addresses.
+fn request_labels(method: &Method, uri: &http::Uri) -> crate::metrics::RequestLabels {
+    let mut labels = crate::metrics::RequestLabels {
+        verb: method.as_str().to_string(),
+        group: String::new(),
+        version: String::new(),
+        resource: String::new(),
+        subresource: String::new(),
+        code: String::new(),
+    };
+    if let Some(Route::Resource(r)) = path::parse(uri.path()) {
+        let watch = r.watch || query::Query::parse(uri.query()).flag("watch");
+        labels.verb = match (method.as_str(), r.name.is_some()) {
+            ("GET", _) if watch => "WATCH",
+            ("GET", false) => "LIST",
+            ("DELETE", false) => "DELETECOLLECTION",
+            (m, _) => m,
+        }
+        .to_string();
+        labels.group = r.group;
+        labels.version = r.version;
+        labels.resource = r.plural;
+        labels.subresource = r.subresource.unwrap_or_default();
+    }
+    labels
 }

@@ -51,7 +51,11 @@ pub async fn serve(
     let include_object = crate::table::IncludeObject::from_query(query.get("includeObject"))
         .map_err(ApiError::bad_request)?;
     let mut sent_headers = false;
+    // Counted as an open watch until the stream (and this closure) is dropped.
+    let guard =
+        crate::metrics::Metrics::global().watch_opened(&store.info().group, &store.info().plural);
     let frames = events.take_until(Box::pin(stop)).map(move |event| {
+        let _open = &guard;
         let object = match (output, event.type_) {
             (
                 Output::Converted(_),

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use kapi_core::{ObjectStrategy, Registrar, ResourceInfo};
-use kapi_storage::Storage;
+use kapi_storage::{Cacher, CacherConfig, Storage};
 
 pub use options::{
     DeleteOptions, FieldValidation, ListOptions, Propagation, WatchOptions, WriteOptions,
@@ -54,10 +54,12 @@ impl Registrar for Resources {
 /// Identifies one resource version: group, version, plural.
 pub type ResourceKey = (String, String, String);
 
-/// Every served resource version with its store.
+/// Every served resource version with its store; each store reads through a watch
+/// cache ([`Cacher`]) of its resource.
 pub struct Registry {
     stores: BTreeMap<ResourceKey, Arc<Store>>,
     order: Vec<Arc<Store>>,
+    caches: Vec<Arc<dyn Storage>>,
 }
 
 impl Registry {
@@ -79,12 +81,25 @@ impl Registry {
             });
         let mut stores = BTreeMap::new();
         let mut order = Vec::new();
+        // One watch cache per resource prefix (versions of a resource share one).
+        let mut caches: BTreeMap<String, Arc<dyn Storage>> = BTreeMap::new();
         for strategy in resources.strategies() {
             let info = strategy.info();
+            let resource_prefix = keys::resource_prefix(prefix, info);
+            let cached = caches
+                .entry(resource_prefix.clone())
+                .or_insert_with(|| {
+                    Arc::new(Cacher::new(
+                        storage.clone(),
+                        &resource_prefix,
+                        CacherConfig::default(),
+                    ))
+                })
+                .clone();
             let store = Arc::new(Store::new(
                 strategy.clone(),
-                storage.clone(),
-                keys::resource_prefix(prefix, info),
+                cached,
+                resource_prefix,
                 if info.namespaced() {
                     namespaces.clone()
                 } else {
@@ -101,7 +116,21 @@ impl Registry {
             );
             order.push(store);
         }
-        Self { stores, order }
+        Self {
+            stores,
+            order,
+            caches: caches.into_values().collect(),
+        }
+    }
+
+    /// Stops the watch caches (ending their watches); the storage under them stays open
+    /// for its owner to close.
+    pub async fn close(&self) {
+        for cache in &self.caches {
+            if let Err(e) = cache.close().await {
+                tracing::debug!(error = %e, "closing a watch cache");
+            }
+        }
     }
 
     /// The store of one resource version.

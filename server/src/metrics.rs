@@ -1,0 +1,237 @@
+//! `/metrics` in the Prometheus text format, with kube-apiserver's metric names where
+//! one exists: requests by verb, resource and code with latency histograms, open
+//! long-running requests (watches), and storage operation latency (measured by
+//! [`InstrumentedStorage`], a `Storage` decorator, so no backend knows about metrics).
+
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use kapi_storage::{
+    Deleted, KeyValue, ListRequest, ListResponse, ReadAt, Result, Revision, Storage, WatchStream,
+};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+/// Labels of a served request.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RequestLabels {
+    /// `GET`, `LIST`, `WATCH`, `POST`, `PUT`, `PATCH`, `DELETE`, `DELETECOLLECTION`.
+    pub verb: String,
+    /// API group (empty for core).
+    pub group: String,
+    /// Version.
+    pub version: String,
+    /// Plural resource, or empty for non-resource paths.
+    pub resource: String,
+    /// Subresource, or empty.
+    pub subresource: String,
+    /// HTTP status code.
+    pub code: String,
+}
+
+/// Labels of a latency histogram (no code, as kube-apiserver's).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct LatencyLabels {
+    /// See [`RequestLabels::verb`].
+    pub verb: String,
+    /// See [`RequestLabels::group`].
+    pub group: String,
+    /// See [`RequestLabels::resource`].
+    pub resource: String,
+    /// See [`RequestLabels::subresource`].
+    pub subresource: String,
+}
+
+/// Labels of open long-running requests.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct WatchLabels {
+    /// `WATCH`.
+    pub verb: String,
+    /// See [`RequestLabels::group`].
+    pub group: String,
+    /// See [`RequestLabels::resource`].
+    pub resource: String,
+}
+
+/// Labels of a storage operation.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct StorageLabels {
+    /// `create`, `get`, `list`, `update`, `delete`, `watch`, ...
+    pub operation: String,
+}
+
+type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
+
+fn latency_histogram() -> Histogram {
+    // 1 ms to ~16 s.
+    Histogram::new(exponential_buckets(0.001, 2.0, 15))
+}
+
+/// Every metric the server exports.
+pub struct Metrics {
+    registry: Registry,
+    /// `apiserver_request_total`.
+    pub requests: Family<RequestLabels, Counter>,
+    /// `apiserver_request_duration_seconds`.
+    pub request_duration: HistogramFamily<LatencyLabels>,
+    /// `apiserver_longrunning_requests`: open watches.
+    pub long_running: Family<WatchLabels, Gauge>,
+    /// `kapi_storage_operation_duration_seconds`.
+    pub storage_duration: HistogramFamily<StorageLabels>,
+}
+
+impl Metrics {
+    fn new() -> Self {
+        let mut registry = Registry::default();
+        let requests = Family::<RequestLabels, Counter>::default();
+        let request_duration: HistogramFamily<LatencyLabels> =
+            Family::new_with_constructor(latency_histogram as fn() -> Histogram);
+        let long_running = Family::<WatchLabels, Gauge>::default();
+        let storage_duration: HistogramFamily<StorageLabels> =
+            Family::new_with_constructor(latency_histogram as fn() -> Histogram);
+        registry.register(
+            "apiserver_request",
+            "Counter of apiserver requests broken out for each verb, group, version, resource, subresource and HTTP response code",
+            requests.clone(),
+        );
+        registry.register(
+            "apiserver_request_duration_seconds",
+            "Response latency distribution in seconds for each verb, group, resource and subresource",
+            request_duration.clone(),
+        );
+        registry.register(
+            "apiserver_longrunning_requests",
+            "Gauge of all active long-running apiserver requests (watches) broken out by verb, group and resource",
+            long_running.clone(),
+        );
+        registry.register(
+            "kapi_storage_operation_duration_seconds",
+            "Storage operation latency distribution in seconds for each operation",
+            storage_duration.clone(),
+        );
+        Self {
+            registry,
+            requests,
+            request_duration,
+            long_running,
+            storage_duration,
+        }
+    }
+
+    /// The process-wide metrics.
+    pub fn global() -> &'static Metrics {
+        static METRICS: OnceLock<Metrics> = OnceLock::new();
+        METRICS.get_or_init(Metrics::new)
+    }
+
+    /// Everything in the Prometheus text format.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        if prometheus_client::encoding::text::encode(&mut out, &self.registry).is_err() {
+            out.clear();
+        }
+        out
+    }
+
+    /// Records one finished request.
+    pub fn observe_request(&self, labels: RequestLabels, seconds: f64) {
+        self.request_duration
+            .get_or_create(&LatencyLabels {
+                verb: labels.verb.clone(),
+                group: labels.group.clone(),
+                resource: labels.resource.clone(),
+                subresource: labels.subresource.clone(),
+            })
+            .observe(seconds);
+        self.requests.get_or_create(&labels).inc();
+    }
+
+    /// Counts an open watch until the returned guard is dropped.
+    pub fn watch_opened(&self, group: &str, resource: &str) -> WatchGuard {
+        let labels = WatchLabels {
+            verb: "WATCH".into(),
+            group: group.to_string(),
+            resource: resource.to_string(),
+        };
+        self.long_running.get_or_create(&labels).inc();
+        WatchGuard { labels }
+    }
+}
+
+/// Decrements the open-watch gauge when the watch ends.
+pub struct WatchGuard {
+    labels: WatchLabels,
+}
+
+impl Drop for WatchGuard {
+    fn drop(&mut self) {
+        Metrics::global()
+            .long_running
+            .get_or_create(&self.labels)
+            .dec();
+    }
+}
+
+/// A `Storage` that times every operation of the one it wraps.
+pub struct InstrumentedStorage {
+    inner: Arc<dyn Storage>,
+}
+
+impl InstrumentedStorage {
+    /// Wraps `inner`.
+    pub fn new(inner: Arc<dyn Storage>) -> Self {
+        Self { inner }
+    }
+}
+
+async fn timed<T>(operation: &str, f: impl std::future::Future<Output = T>) -> T {
+    let start = Instant::now();
+    let out = f.await;
+    Metrics::global()
+        .storage_duration
+        .get_or_create(&StorageLabels {
+            operation: operation.to_string(),
+        })
+        .observe(start.elapsed().as_secs_f64());
+    out
+}
+
+#[async_trait]
+impl Storage for InstrumentedStorage {
+    async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue> {
+        timed("create", self.inner.create(key, value)).await
+    }
+    async fn get(&self, key: &str, read_at: ReadAt) -> Result<Option<KeyValue>> {
+        timed("get", self.inner.get(key, read_at)).await
+    }
+    async fn list(&self, request: &ListRequest) -> Result<ListResponse> {
+        timed("list", self.inner.list(request)).await
+    }
+    async fn update(&self, key: &str, value: Bytes, expected: Revision) -> Result<KeyValue> {
+        timed("update", self.inner.update(key, value, expected)).await
+    }
+    async fn delete(&self, key: &str, expected: Option<Revision>) -> Result<Deleted> {
+        timed("delete", self.inner.delete(key, expected)).await
+    }
+    async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream> {
+        timed("watch", self.inner.watch(prefix, after)).await
+    }
+    async fn current_revision(&self) -> Result<Revision> {
+        timed("current_revision", self.inner.current_revision()).await
+    }
+    async fn compact(&self, revision: Revision) -> Result<()> {
+        timed("compact", self.inner.compact(revision)).await
+    }
+    async fn compacted_revision(&self) -> Result<Revision> {
+        self.inner.compacted_revision().await
+    }
+    async fn close(&self) -> Result<()> {
+        self.inner.close().await
+    }
+}

@@ -1,0 +1,626 @@
+//! The watch cache: [`Cacher`], a [`Storage`] in front of another one that answers
+//! stale-tolerant reads and watches of one prefix from memory, as kube-apiserver's
+//! `pkg/storage/cacher` does in front of etcd.
+//!
+//! - **Feed** (`feed`): one list of the prefix at one revision, then one inner watch
+//!   from that revision, applied in order. A failed inner watch is resumed from the
+//!   cache's revision (the state stays valid); only `Expired` forces a re-list.
+//! - **State** (`state`): the current [`KeyValue`] of every key under the prefix and a
+//!   window of the last [`CacherConfig::event_window`] events.
+//! - **Reads**: `ReadAt::Any` and `ReadAt::NotOlderThan` are served from memory, the
+//!   latter once the cache has caught up (waiting at most
+//!   [`CacherConfig::freshness_timeout`]); `Latest` and `Exact` go to the inner storage,
+//!   so consistent reads and pagination stay exact.
+//! - **Watches** (`watchers`): served from the window when it reaches back far enough,
+//!   otherwise by the inner storage (which replays its own history or says `Expired`);
+//!   every cached watcher has a bounded queue and is cut off, never waited for, when
+//!   it falls behind.
+//!
+//! Everything outside the prefix, every write, and the revision queries go straight to
+//! the inner storage, so the API layer cannot tell a `Cacher` from the storage itself.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), kapi_storage::StorageError> {
+//! use std::sync::Arc;
+//! use kapi_storage::{Cacher, CacherConfig, EmbeddedStorage, ListRequest, ReadAt, Storage};
+//!
+//! let inner: Arc<dyn Storage> =
+//!     Arc::new(EmbeddedStorage::open(std::path::Path::new("/var/lib/kapi"))?);
+//! let widgets = Cacher::new(
+//!     inner.clone(),
+//!     "/registry/example.kapi.dev/widgets/",
+//!     CacherConfig::default(),
+//! );
+//! let page = widgets
+//!     .list(&ListRequest {
+//!         prefix: "/registry/example.kapi.dev/widgets/default/".to_string(),
+//!         read_at: ReadAt::Any,
+//!         ..ListRequest::default()
+//!     })
+//!     .await?;
+//! # let _ = page;
+//! widgets.close().await?;
+//! inner.close().await?;
+//! # Ok(()) }
+//! ```
+
+mod feed;
+mod state;
+mod watchers;
+
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures_util::StreamExt;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use self::state::State;
+use self::watchers::{CutOffReason, Watchers};
+use crate::error::StorageError;
+use crate::interface::{
+    Deleted, Event, KeyValue, ListRequest, ListResponse, ReadAt, Result, Revision, Storage,
+    WatchStream,
+};
+
+/// Settings of a [`Cacher`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CacherConfig {
+    /// How many of the latest events under the prefix the cache keeps, so that watches
+    /// from a recent revision start from memory. Default: 1024.
+    pub event_window: usize,
+    /// How many events one watcher may have waiting before it is cut off with an
+    /// `Unavailable` error (its replay from the window does not count). Default: 256.
+    pub watcher_buffer: usize,
+    /// How long a cached watch may stay silent before it yields a
+    /// [`crate::WatchItem::Progress`]. Default: 5 seconds.
+    pub progress_interval: Duration,
+    /// How long a `NotOlderThan` read (or an `Any` read after a write through this
+    /// cacher) waits for the cache to catch up before it goes to the inner storage.
+    /// Default: 3 seconds, as kube-apiserver's cacher.
+    pub freshness_timeout: Duration,
+    /// How many keys each page of the feed's list asks for. Default: 1000.
+    pub list_page_size: usize,
+    /// The first wait before the feed watches (or lists) again after a failure; it
+    /// doubles up to [`CacherConfig::max_backoff`]. Default: 100 ms.
+    pub min_backoff: Duration,
+    /// The longest wait between two attempts of the feed. Default: 5 seconds.
+    pub max_backoff: Duration,
+}
+
+impl Default for CacherConfig {
+    fn default() -> Self {
+        Self {
+            event_window: 1024,
+            watcher_buffer: 256,
+            progress_interval: Duration::from_secs(5),
+            freshness_timeout: Duration::from_secs(3),
+            list_page_size: 1000,
+            min_backoff: feed::MIN_BACKOFF,
+            max_backoff: feed::MAX_BACKOFF,
+        }
+    }
+}
+
+impl CacherConfig {
+    /// Sets [`CacherConfig::event_window`].
+    pub fn with_event_window(mut self, events: usize) -> Self {
+        self.event_window = events;
+        self
+    }
+
+    /// Sets [`CacherConfig::watcher_buffer`].
+    pub fn with_watcher_buffer(mut self, events: usize) -> Self {
+        self.watcher_buffer = events;
+        self
+    }
+
+    /// Sets [`CacherConfig::progress_interval`].
+    pub fn with_progress_interval(mut self, interval: Duration) -> Self {
+        self.progress_interval = interval;
+        self
+    }
+
+    /// Sets [`CacherConfig::freshness_timeout`].
+    pub fn with_freshness_timeout(mut self, timeout: Duration) -> Self {
+        self.freshness_timeout = timeout;
+        self
+    }
+
+    /// Sets [`CacherConfig::list_page_size`].
+    pub fn with_list_page_size(mut self, keys: usize) -> Self {
+        self.list_page_size = keys;
+        self
+    }
+
+    /// Sets [`CacherConfig::min_backoff`] and [`CacherConfig::max_backoff`].
+    pub fn with_backoff(mut self, min: Duration, max: Duration) -> Self {
+        self.min_backoff = min;
+        self.max_backoff = max;
+        self
+    }
+}
+
+/// What a [`Cacher`] has done since it started, for tests and metrics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacherStats {
+    /// Reads (get and list) of the prefix answered from memory.
+    pub reads_from_cache: u64,
+    /// Reads of the prefix passed to the inner storage (`Latest`, `Exact`, a cache not
+    /// ready or not caught up in time).
+    pub reads_delegated: u64,
+    /// Watches of the prefix served from the event window.
+    pub watches_from_cache: u64,
+    /// Watches of the prefix passed to the inner storage (from before the window).
+    pub watches_delegated: u64,
+    /// Cached watchers cut off because they fell behind or the cache re-listed.
+    pub watchers_cut_off: u64,
+    /// Lists of the prefix by the feed, the first one included.
+    pub lists: u64,
+    /// Inner watches started again from the cache's revision, without a list.
+    pub rewatches: u64,
+}
+
+/// The atomic counters behind [`CacherStats`].
+#[derive(Debug, Default)]
+struct Counters {
+    reads_from_cache: AtomicU64,
+    reads_delegated: AtomicU64,
+    watches_from_cache: AtomicU64,
+    watches_delegated: AtomicU64,
+    watchers_cut_off: AtomicU64,
+    lists: AtomicU64,
+    rewatches: AtomicU64,
+}
+
+fn bump(counter: &AtomicU64, by: u64) {
+    counter.fetch_add(by, Ordering::Relaxed);
+}
+
+/// What readers wait on: whether the feed is live, and the revision the cache is at.
+#[derive(Clone, Copy, Debug, Default)]
+struct Freshness {
+    ready: bool,
+    revision: Revision,
+}
+
+/// The cache's state and its watchers, under one lock so that a watch's replay and its
+/// registration see the same revision as the feed's fan-out (no gap, no duplicate).
+#[derive(Debug)]
+struct Core {
+    state: State,
+    watchers: Watchers,
+    /// The feed saw `Expired`: the state must be rebuilt by a list before it serves
+    /// new watches.
+    relist: bool,
+    /// The cacher was closed: no new watchers.
+    closed: bool,
+}
+
+/// What the [`Cacher`], its feed task and nothing else share.
+struct Shared {
+    inner: Arc<dyn Storage>,
+    prefix: String,
+    config: CacherConfig,
+    core: RwLock<Core>,
+    freshness: watch::Sender<Freshness>,
+    closed: watch::Sender<bool>,
+    /// The highest revision written through this cacher under its prefix: `Any` reads
+    /// wait for the cache to reach it, so a client reads its own writes.
+    written: AtomicI64,
+    stats: Counters,
+}
+
+impl Shared {
+    fn read(&self) -> RwLockReadGuard<'_, Core> {
+        self.core.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, Core> {
+        self.core.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Where the feed's next inner watch starts: the cache's revision, or `None` when it
+    /// must list first.
+    fn resume_revision(&self) -> Option<Revision> {
+        let core = self.read();
+        (core.state.is_initialised() && !core.relist).then(|| core.state.revision())
+    }
+
+    /// The state can no longer be continued: the next feed run lists.
+    fn needs_relist(&self) {
+        self.write().relist = true;
+    }
+
+    /// Replaces the state with a fresh list. Watchers of the old state are cut off:
+    /// events between its revision and the list's may be lost to them.
+    fn reset(&self, items: Vec<KeyValue>, revision: Revision) {
+        let mut core = self.write();
+        let cut = core.watchers.cut_off_all(CutOffReason::Relisted);
+        core.state.reset(items, revision);
+        core.relist = false;
+        drop(core);
+        bump(&self.stats.watchers_cut_off, cut);
+        bump(&self.stats.lists, 1);
+        self.freshness.send_modify(|f| f.revision = revision);
+    }
+
+    /// Applies one event of the inner watch and hands it to the watchers.
+    fn apply(&self, event: Event) {
+        let event = Arc::new(event);
+        let mut core = self.write();
+        if !core.state.apply(&event) {
+            return;
+        }
+        let cut = core.watchers.dispatch(&event);
+        let revision = core.state.revision();
+        drop(core);
+        if cut > 0 {
+            bump(&self.stats.watchers_cut_off, cut);
+            tracing::debug!(prefix = %self.prefix, cut, "cut off slow watchers");
+        }
+        self.freshness.send_modify(|f| f.revision = revision);
+    }
+
+    /// Moves the cache's revision forward on a progress notification.
+    fn advance(&self, revision: Revision) {
+        let mut core = self.write();
+        if core.state.advance(revision) {
+            core.watchers.advance(revision);
+            drop(core);
+            self.freshness.send_modify(|f| f.revision = revision);
+        }
+    }
+
+    fn set_ready(&self, ready: bool) {
+        self.freshness.send_if_modified(|f| {
+            let changed = f.ready != ready;
+            f.ready = ready;
+            changed
+        });
+    }
+
+    /// Stops the feed and ends every cached watch; later calls are refused.
+    fn shutdown(&self) {
+        self.closed.send_replace(true);
+        self.set_ready(false);
+        let mut core = self.write();
+        core.closed = true;
+        core.watchers.close_all();
+    }
+}
+
+fn closed_error() -> StorageError {
+    StorageError::Unavailable {
+        message: "the watch cache is closed".to_string(),
+        source: None,
+    }
+}
+
+/// The watch cache: a [`Storage`] that serves reads and watches of one prefix from
+/// memory and passes everything else to the inner storage it wraps.
+///
+/// Which calls are served from memory:
+/// - `get`/`list` under the prefix with [`ReadAt::Any`], once the cache is ready and
+///   has seen every write made through this `Cacher` (read-your-writes; it waits at
+///   most [`CacherConfig::freshness_timeout`], then asks the inner storage);
+/// - `get`/`list` under the prefix with [`ReadAt::NotOlderThan`], once the cache has
+///   seen that revision (same bound; a revision beyond the inner storage's current
+///   one goes straight to the inner storage, which answers `TooLargeRevision`);
+/// - `watch` of the prefix or any prefix under it from a revision the event window
+///   still covers. An older revision is watched on the inner storage, which replays
+///   its history (the embedded backend keeps it until compaction) or answers
+///   `Expired`. A revision below the inner storage's compacted one is `Expired` in
+///   both cases, as the backends promise.
+///
+/// While the cache is not ready (before its first list, or while the feed has no live
+/// inner watch) reads are passed to the inner storage. Listed revisions are the cache's
+/// revision: continuing a cached page with `Exact(revision)` reads the same snapshot
+/// from the inner storage.
+///
+/// [`Cacher::close`] (or dropping the `Cacher`) stops the feed, ends every watch it
+/// returned and refuses later calls with `Unavailable`; it does not close the inner
+/// storage, which its owner closes.
+pub struct Cacher {
+    shared: Arc<Shared>,
+    feed: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for Cacher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let freshness = *self.shared.freshness.borrow();
+        f.debug_struct("Cacher")
+            .field("prefix", &self.shared.prefix)
+            .field("ready", &freshness.ready)
+            .field("revision", &freshness.revision)
+            .field("config", &self.shared.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Cacher {
+    /// Caches the keys under `prefix` (end it with `/`) of `inner` and starts the feed
+    /// task, which lists and then watches the prefix. The cache is ready once the first
+    /// list is done and the inner watch runs; until then reads are passed to `inner`.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime (the feed is a tokio task).
+    pub fn new(inner: Arc<dyn Storage>, prefix: &str, config: CacherConfig) -> Self {
+        let shared = Arc::new(Shared {
+            inner,
+            prefix: prefix.to_string(),
+            core: RwLock::new(Core {
+                state: State::new(config.event_window),
+                watchers: Watchers::default(),
+                relist: false,
+                closed: false,
+            }),
+            config,
+            freshness: watch::Sender::new(Freshness::default()),
+            closed: watch::Sender::new(false),
+            written: AtomicI64::new(0),
+            stats: Counters::default(),
+        });
+        let feed = tokio::spawn(feed::run(shared.clone()));
+        Self {
+            shared,
+            feed: Mutex::new(Some(feed)),
+        }
+    }
+
+    /// The cached prefix.
+    pub fn prefix(&self) -> &str {
+        &self.shared.prefix
+    }
+
+    /// The settings the cacher was created with.
+    pub fn config(&self) -> &CacherConfig {
+        &self.shared.config
+    }
+
+    /// Whether the cache has listed and its inner watch is live.
+    pub fn is_ready(&self) -> bool {
+        self.shared.freshness.borrow().ready
+    }
+
+    /// The revision the cache has caught up to (0 before its first list).
+    pub fn revision(&self) -> Revision {
+        self.shared.freshness.borrow().revision
+    }
+
+    /// Waits until the cache is ready, at most `timeout`; returns whether it is.
+    pub async fn wait_ready(&self, timeout: Duration) -> bool {
+        let mut freshness = self.shared.freshness.subscribe();
+        matches!(
+            tokio::time::timeout(timeout, freshness.wait_for(|f| f.ready)).await,
+            Ok(Ok(_))
+        )
+    }
+
+    /// What the cacher has done so far.
+    pub fn stats(&self) -> CacherStats {
+        let c = &self.shared.stats;
+        let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        CacherStats {
+            reads_from_cache: load(&c.reads_from_cache),
+            reads_delegated: load(&c.reads_delegated),
+            watches_from_cache: load(&c.watches_from_cache),
+            watches_delegated: load(&c.watches_delegated),
+            watchers_cut_off: load(&c.watchers_cut_off),
+            lists: load(&c.lists),
+            rewatches: load(&c.rewatches),
+        }
+    }
+
+    /// How many watches are currently served from the cache.
+    pub fn cached_watchers(&self) -> usize {
+        self.shared.read().watchers.live()
+    }
+
+    /// Stops the feed and ends every watch; the inner storage stays open. Idempotent.
+    pub async fn close(&self) -> Result<()> {
+        self.shared.shutdown();
+        let feed = self
+            .feed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(feed) = feed {
+            // The feed returns as soon as it sees the close; an error means it panicked,
+            // and it has stopped all the same.
+            let _ = feed.await;
+        }
+        Ok(())
+    }
+
+    fn check_open(&self) -> Result<()> {
+        if *self.shared.closed.borrow() {
+            return Err(closed_error());
+        }
+        Ok(())
+    }
+
+    /// Whether a key, or every key under a prefix, is cached.
+    fn covers(&self, key_or_prefix: &str) -> bool {
+        key_or_prefix.starts_with(&self.shared.prefix)
+    }
+
+    /// Records a write through this cacher, for read-your-writes on `Any` reads.
+    fn wrote(&self, key: &str, revision: Revision) {
+        if self.covers(key) {
+            self.shared.written.fetch_max(revision, Ordering::AcqRel);
+        }
+    }
+
+    /// Whether a read at `read_at` may be answered from memory: the cache is ready and
+    /// has caught up to what `read_at` asks for, waiting for it (bounded) if needed.
+    async fn fresh_enough(&self, read_at: ReadAt) -> bool {
+        let wanted = match read_at {
+            ReadAt::Latest | ReadAt::Exact(_) => return false,
+            ReadAt::Any => self.shared.written.load(Ordering::Acquire),
+            ReadAt::NotOlderThan(revision) => revision,
+        };
+        let fresh = |f: &Freshness| f.ready && f.revision >= wanted;
+        let mut freshness = self.shared.freshness.subscribe();
+        {
+            let now = freshness.borrow_and_update();
+            if !now.ready {
+                return false;
+            }
+            if fresh(&now) {
+                return true;
+            }
+        }
+        // A revision the inner storage has not reached yet will not come soon: let it
+        // answer (TooLargeRevision) rather than wait.
+        if let ReadAt::NotOlderThan(revision) = read_at {
+            match self.shared.inner.current_revision().await {
+                Ok(current) if current >= revision => {}
+                _ => return false,
+            }
+        }
+        matches!(
+            tokio::time::timeout(
+                self.shared.config.freshness_timeout,
+                freshness.wait_for(fresh)
+            )
+            .await,
+            Ok(Ok(_))
+        )
+    }
+
+    /// A watch of the inner storage that also ends when the cacher closes.
+    async fn delegated_watch(&self, prefix: &str, after: Revision) -> Result<WatchStream> {
+        let stream = self.shared.inner.watch(prefix, after).await?;
+        let mut closed = self.shared.closed.subscribe();
+        let closing = async move {
+            let _ = closed.wait_for(|closed| *closed).await;
+        };
+        Ok(Box::pin(stream.take_until(closing)))
+    }
+}
+
+impl Drop for Cacher {
+    fn drop(&mut self) {
+        // The feed task holds the shared state: stop it, or it would run forever.
+        self.shared.shutdown();
+    }
+}
+
+#[async_trait]
+impl Storage for Cacher {
+    async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue> {
+        self.check_open()?;
+        let created = self.shared.inner.create(key, value).await?;
+        self.wrote(key, created.mod_revision);
+        Ok(created)
+    }
+
+    async fn get(&self, key: &str, read_at: ReadAt) -> Result<Option<KeyValue>> {
+        self.check_open()?;
+        if !self.covers(key) {
+            return self.shared.inner.get(key, read_at).await;
+        }
+        if self.fresh_enough(read_at).await {
+            let core = self.shared.read();
+            if core.state.is_initialised() {
+                bump(&self.shared.stats.reads_from_cache, 1);
+                return Ok(core.state.get(key));
+            }
+        }
+        bump(&self.shared.stats.reads_delegated, 1);
+        self.shared.inner.get(key, read_at).await
+    }
+
+    async fn list(&self, request: &ListRequest) -> Result<ListResponse> {
+        self.check_open()?;
+        if !self.covers(&request.prefix) {
+            return self.shared.inner.list(request).await;
+        }
+        if self.fresh_enough(request.read_at).await {
+            let core = self.shared.read();
+            if core.state.is_initialised() {
+                bump(&self.shared.stats.reads_from_cache, 1);
+                return Ok(core.state.list(request));
+            }
+        }
+        bump(&self.shared.stats.reads_delegated, 1);
+        self.shared.inner.list(request).await
+    }
+
+    async fn update(&self, key: &str, value: Bytes, expected: Revision) -> Result<KeyValue> {
+        self.check_open()?;
+        let updated = self.shared.inner.update(key, value, expected).await?;
+        self.wrote(key, updated.mod_revision);
+        Ok(updated)
+    }
+
+    async fn delete(&self, key: &str, expected: Option<Revision>) -> Result<Deleted> {
+        self.check_open()?;
+        let deleted = self.shared.inner.delete(key, expected).await?;
+        self.wrote(key, deleted.revision);
+        Ok(deleted)
+    }
+
+    async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream> {
+        self.check_open()?;
+        if !self.covers(prefix) {
+            return self.delegated_watch(prefix, after).await;
+        }
+        // The window may reach back past the inner storage's compaction: what the
+        // backends refuse, the cache refuses too.
+        let compacted = self.shared.inner.compacted_revision().await?;
+        if after < compacted {
+            return Err(StorageError::Expired {
+                requested: after,
+                compacted,
+            });
+        }
+        {
+            let mut core = self.shared.write();
+            if core.closed {
+                return Err(closed_error());
+            }
+            if core.state.is_initialised() && !core.relist && after >= core.state.window_start() {
+                let replay = core.state.events_after(prefix, after);
+                let revision = core.state.revision();
+                let stream = core.watchers.register(
+                    prefix,
+                    after,
+                    replay,
+                    revision,
+                    self.shared.config.watcher_buffer,
+                    self.shared.config.progress_interval,
+                );
+                bump(&self.shared.stats.watches_from_cache, 1);
+                return Ok(stream);
+            }
+        }
+        // Older than the window (or no state yet): the inner storage may still replay it.
+        bump(&self.shared.stats.watches_delegated, 1);
+        self.delegated_watch(prefix, after).await
+    }
+
+    async fn current_revision(&self) -> Result<Revision> {
+        self.check_open()?;
+        self.shared.inner.current_revision().await
+    }
+
+    async fn compact(&self, revision: Revision) -> Result<()> {
+        self.check_open()?;
+        self.shared.inner.compact(revision).await
+    }
+
+    async fn compacted_revision(&self) -> Result<Revision> {
+        self.check_open()?;
+        self.shared.inner.compacted_revision().await
+    }
+
+    async fn close(&self) -> Result<()> {
+        Cacher::close(self).await
+    }
+}
