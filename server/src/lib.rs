@@ -26,12 +26,14 @@
 //!     data_dir: "kapi-data".into(),
 //!     etcd_servers: vec![],
 //!     prefix: "/registry".into(),
+//!     compaction_interval: Some(std::time::Duration::from_secs(300)),
 //! };
 //! serve(config, resources, shutdown_signal()).await
 //! # }
 //! ```
 
 pub mod bootstrap;
+pub mod compactor;
 pub mod controllers;
 pub mod discovery;
 pub mod documents;

@@ -34,6 +34,10 @@ enum Command {
         /// Key prefix of every object in the store.
         #[arg(long, default_value = "/registry")]
         etcd_prefix: String,
+        /// How often the store's history is compacted (`300s`, `5m`; `0` never). Watches
+        /// and continue tokens older than one interval then answer 410 Gone.
+        #[arg(long, default_value = "5m", value_parser = kapi_server::compactor::parse_duration)]
+        compaction_interval: std::time::Duration,
     },
 }
 
@@ -51,6 +55,7 @@ fn main() -> std::process::ExitCode {
         data_dir,
         etcd_servers,
         etcd_prefix,
+        compaction_interval,
     } = command;
     let mut resources = Resources::new();
     kapi_server::generated::register(&mut resources);
@@ -59,6 +64,7 @@ fn main() -> std::process::ExitCode {
         data_dir,
         etcd_servers,
         prefix: etcd_prefix,
+        compaction_interval: (!compaction_interval.is_zero()).then_some(compaction_interval),
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

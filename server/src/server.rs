@@ -11,7 +11,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
-use kapi_storage::{EmbeddedStorage, Storage};
+use kapi_storage::{EmbeddedConfig, EmbeddedStorage, Storage};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
@@ -33,6 +33,8 @@ pub struct ServeConfig {
     pub etcd_servers: Vec<String>,
     /// The key prefix of every object (`/registry`).
     pub prefix: String,
+    /// How often history is compacted (`None`: never).
+    pub compaction_interval: Option<Duration>,
 }
 
 /// Why the server could not start.
@@ -62,7 +64,11 @@ fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> ServeError {
 
 async fn open_storage(config: &ServeConfig) -> Result<Arc<dyn Storage>, ServeError> {
     if config.etcd_servers.is_empty() {
-        let storage = EmbeddedStorage::open(&config.data_dir)?;
+        // The server's compactor is the one compaction policy, for both backends.
+        let storage = EmbeddedStorage::open_with(
+            &config.data_dir,
+            EmbeddedConfig::default().without_compaction(),
+        )?;
         return Ok(Arc::new(storage));
     }
     #[cfg(feature = "etcd")]
@@ -107,6 +113,13 @@ pub async fn serve(
         shutdown: stop_rx,
     });
     let controllers = crate::controllers::start(registry.clone(), api.shutdown.clone());
+    let compactor = config.compaction_interval.map(|interval| {
+        tokio::spawn(crate::compactor::run(
+            storage.clone(),
+            interval,
+            api.shutdown.clone(),
+        ))
+    });
     tracing::info!(url = %url, kubeconfig = %kubeconfig_path.display(), "kapi is ready");
 
     let builder = auto::Builder::new(TokioExecutor::new());
@@ -148,6 +161,9 @@ pub async fn serve(
         tracing::warn!("requests still running after 30s; closing anyway");
     }
     controllers.abort();
+    if let Some(c) = compactor {
+        c.abort();
+    }
     registry.close().await;
     drop(api);
     drop(registry);

@@ -24,6 +24,8 @@ pub enum Backend {
     Embedded,
     /// A real etcd, started for this server (and stopped with it).
     Etcd(EtcdProcess),
+    /// An etcd someone else owns (several replicas over one etcd), by endpoint.
+    SharedEtcd(String),
 }
 
 impl Backend {
@@ -70,18 +72,29 @@ pub struct Kapi {
 impl Kapi {
     /// Starts a server on `backend` with a fresh data directory.
     pub fn start(backend: Backend) -> Self {
+        Self::start_with(backend, &[])
+    }
+
+    /// Starts a server on `backend` with a fresh data directory and extra `kapi serve`
+    /// arguments (e.g. `["--compaction-interval", "1s"]`).
+    pub fn start_with(backend: Backend, args: &[&str]) -> Self {
         let temp = tempfile::tempdir().expect("a temporary directory");
         let dir = temp.path().to_path_buf();
-        Self::start_in(backend, dir, Some(temp))
+        Self::start_in(backend, dir, Some(temp), args)
     }
 
     /// Starts a server on the embedded store in `data_dir` (kept when the server stops,
     /// for restart tests).
     pub fn start_in_dir(data_dir: &Path) -> Self {
-        Self::start_in(Backend::Embedded, data_dir.to_path_buf(), None)
+        Self::start_in(Backend::Embedded, data_dir.to_path_buf(), None, &[])
     }
 
-    fn start_in(backend: Backend, data_dir: PathBuf, temp: Option<tempfile::TempDir>) -> Self {
+    fn start_in(
+        backend: Backend,
+        data_dir: PathBuf,
+        temp: Option<tempfile::TempDir>,
+        args: &[&str],
+    ) -> Self {
         std::fs::create_dir_all(&data_dir).expect("creating the data directory");
         let kubeconfig = data_dir.join("kubeconfig");
         let _ = std::fs::remove_file(&kubeconfig);
@@ -93,9 +106,16 @@ impl Kapi {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).expect("creating the log file"));
-        if let Backend::Etcd(etcd) = &backend {
-            cmd.args(["--etcd-servers", &etcd.endpoint()]);
+        match &backend {
+            Backend::Etcd(etcd) => {
+                cmd.args(["--etcd-servers", &etcd.endpoint()]);
+            }
+            Backend::SharedEtcd(endpoint) => {
+                cmd.args(["--etcd-servers", endpoint]);
+            }
+            Backend::Embedded => {}
         }
+        cmd.args(args);
         let child = cmd.spawn().expect("starting kapi");
         let mut kapi = Self {
             child: Some(child),
@@ -368,22 +388,56 @@ pub struct LineReader {
 
 impl LineReader {
     /// Takes over `child` (its stdout piped) and starts reading its stdout.
-    pub fn new(mut child: Child) -> Self {
-        use std::io::BufRead;
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
+    pub fn new(child: Child) -> Self {
+        Self::reading(child, false)
+    }
+
+    /// Like [`LineReader::new`], reading stderr too (into the same lines), for example
+    /// to see kubectl's `-v=6` request log.
+    pub fn with_stderr(child: Child) -> Self {
+        Self::reading(child, true)
+    }
+
+    fn reading(mut child: Child, stderr: bool) -> Self {
+        fn forward(pipe: impl std::io::Read + Send + 'static, tx: std::sync::mpsc::Sender<String>) {
+            use std::io::BufRead;
+            std::thread::spawn(move || {
+                for line in std::io::BufReader::new(pipe).lines() {
+                    let Ok(line) = line else { break };
+                    if tx.send(line).is_err() {
+                        break;
+                    }
                 }
-            }
-        });
+            });
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        forward(child.stdout.take().expect("stdout is piped"), tx.clone());
+        if stderr {
+            forward(child.stderr.take().expect("stderr is piped"), tx);
+        }
         Self {
             child,
             lines: rx,
             seen: Vec::new(),
+        }
+    }
+
+    /// Waits (at most `timeout`) for the process to exit and returns its status; kills
+    /// it and panics otherwise.
+    pub fn wait_exit(&mut self, timeout: Duration) -> std::process::ExitStatus {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("waiting for a child process") {
+                return status;
+            }
+            if Instant::now() >= deadline {
+                let _ = self.stop();
+                panic!(
+                    "the process did not exit within {timeout:?}; lines so far:\n{}",
+                    self.seen.join("\n")
+                );
+            }
+            std::thread::sleep(Duration::from_millis(10));
         }
     }
 

@@ -409,48 +409,6 @@ fn rest_semantics_on_every_backend() {
 }
 
 #[test]
-fn clean_shutdown_and_restart_keep_everything() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut kapi = Kapi::start_in_dir(dir.path());
-    for i in 0..3 {
-        assert_eq!(
-            kapi.request("POST", WIDGETS, JSON, Some(&widget(&format!("r{i}"))))
-                .0,
-            201
-        );
-    }
-    let (_, list) = kapi.request("GET", WIDGETS, JSON, None);
-    let rv = list["metadata"]["resourceVersion"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    kapi.request("DELETE", &format!("{WIDGETS}/r0"), JSON, None);
-    assert!(kapi.stop(), "kapi exits 0 on SIGTERM:\n{}", kapi.log_text());
-    let kapi = Kapi::start_in_dir(dir.path());
-    let (_, after) = kapi.request("GET", WIDGETS, JSON, None);
-    let names: Vec<&str> = after["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["metadata"]["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["r1", "r2"]);
-    // A watch resumed from before the restart sees the delete it missed.
-    let events = watch_events(
-        &kapi,
-        &format!("{WIDGETS}?watch=true&resourceVersion={rv}&timeoutSeconds=3"),
-        1,
-    );
-    assert_eq!(
-        (
-            events[0]["type"].as_str(),
-            events[0]["object"]["metadata"]["name"].as_str()
-        ),
-        (Some("DELETED"), Some("r0"))
-    );
-}
-
-#[test]
 fn metrics_count_requests_watches_and_storage_operations() {
     let kapi = Kapi::start(Backend::Embedded);
     kapi.request("POST", WIDGETS, JSON, Some(&widget("m1")));

@@ -1,0 +1,229 @@
+//! Running kapi: several replicas over one etcd, an etcd outage answered with 5xx
+//! Status objects (never a crash), compaction surfacing as 410 Gone for watches and
+//! continue tokens, HTTP/2, and restarts of the embedded store.
+
+use std::io::{BufRead, BufReader};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use kapi_tests::{Backend, EtcdProcess, Kapi};
+use serde_json::{Value, json};
+
+const WIDGETS: &str = "/apis/example.kapi.dev/v1/namespaces/default/widgets";
+const JSON: &str = "application/json";
+
+fn widget(name: &str) -> Value {
+    json!({"apiVersion": "example.kapi.dev/v1", "kind": "Widget",
+        "metadata": {"name": name}, "spec": {"color": "red"}})
+}
+
+/// The first `n` watch events of a watch URL (bounded by the URL's timeoutSeconds).
+fn watch_events(kapi: &Kapi, path_and_query: &str, n: usize) -> Vec<Value> {
+    let res = ureq::get(&format!("{}{path_and_query}", kapi.url()))
+        .call()
+        .expect("watch starts");
+    let mut events = Vec::new();
+    for line in BufReader::new(res.into_body().into_reader()).lines() {
+        let line = line.expect("a line");
+        if !line.trim().is_empty() {
+            events.push(serde_json::from_str(&line).expect("JSON lines"));
+        }
+        if events.len() == n {
+            break;
+        }
+    }
+    events
+}
+
+#[test]
+fn replicas_share_one_etcd() {
+    let etcd = EtcdProcess::start();
+    let a = Kapi::start(Backend::SharedEtcd(etcd.endpoint()));
+    let b = Kapi::start(Backend::SharedEtcd(etcd.endpoint()));
+    let (_, list) = b.request("GET", WIDGETS, JSON, None);
+    let rv = list["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (code, created) = a.request("POST", WIDGETS, JSON, Some(&widget("shared")));
+    assert_eq!(code, 201, "{created}");
+    // The other replica sees the object, and its watch sees the change.
+    let (code, got) = b.request("GET", &format!("{WIDGETS}/shared"), JSON, None);
+    assert_eq!(
+        (code, &got["metadata"]["uid"]),
+        (200, &created["metadata"]["uid"])
+    );
+    let events = watch_events(
+        &b,
+        &format!("{WIDGETS}?watch=true&resourceVersion={rv}&timeoutSeconds=10"),
+        1,
+    );
+    assert_eq!(events[0]["type"], "ADDED");
+    // Optimistic concurrency holds across replicas.
+    let mut update = created.clone();
+    update["spec"]["replicas"] = json!(3);
+    assert_eq!(
+        b.request("PUT", &format!("{WIDGETS}/shared"), JSON, Some(&update))
+            .0,
+        200
+    );
+    let (code, stale) = a.request("PUT", &format!("{WIDGETS}/shared"), JSON, Some(&update));
+    assert_eq!((code, stale["reason"].as_str()), (409, Some("Conflict")));
+    // Both replicas' bootstrap created the system namespaces once.
+    let (_, namespaces) = a.request("GET", "/api/v1/namespaces", JSON, None);
+    let names: Vec<&str> = namespaces["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["default", "kube-node-lease", "kube-public", "kube-system"]
+    );
+}
+
+#[test]
+fn an_etcd_outage_is_a_5xx_status_not_a_crash() {
+    let etcd = EtcdProcess::start();
+    let kapi = Kapi::start(Backend::SharedEtcd(etcd.endpoint()));
+    assert_eq!(
+        kapi.request("POST", WIDGETS, JSON, Some(&widget("before")))
+            .0,
+        201
+    );
+    drop(etcd);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let (code, status) = kapi.request("POST", WIDGETS, JSON, Some(&widget("during")));
+    assert!(Instant::now() < deadline);
+    assert!((500..600).contains(&code), "{code}: {status}");
+    assert_eq!(status["kind"], "Status", "{status}");
+    assert_eq!(status["reason"], "ServiceUnavailable", "{status}");
+    let (code, _) = kapi.request("GET", "/healthz", JSON, None);
+    assert_eq!(code, 200, "the server is still up:\n{}", kapi.log_text());
+}
+
+#[test]
+fn compaction_makes_old_versions_gone() {
+    for (name, backend) in Backend::all() {
+        let kapi = Kapi::start_with(backend(), &["--compaction-interval", "1s"]);
+        for i in 0..3 {
+            kapi.request("POST", WIDGETS, JSON, Some(&widget(&format!("c{i}"))));
+        }
+        let (_, page) = kapi.request("GET", &format!("{WIDGETS}?limit=1"), JSON, None);
+        let token = page["metadata"]["continue"]
+            .as_str()
+            .expect("a continue token")
+            .to_string();
+        let old_rv = page["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        // Two compaction ticks after a newer write forget old_rv.
+        kapi.request("POST", WIDGETS, JSON, Some(&widget("newer")));
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let events = watch_events(
+                &kapi,
+                &format!("{WIDGETS}?watch=true&resourceVersion={old_rv}&timeoutSeconds=1"),
+                1,
+            );
+            if events.first().is_some_and(|e| e["type"] == "ERROR") {
+                let status = &events[0]["object"];
+                assert_eq!(
+                    (status["code"].as_i64(), status["reason"].as_str()),
+                    (Some(410), Some("Expired")),
+                    "{name}: {status}"
+                );
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{name}: resourceVersion {old_rv} never expired:\n{}",
+                kapi.log_text()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let (code, gone) = kapi.request(
+            "GET",
+            &format!("{WIDGETS}?limit=1&continue={token}"),
+            JSON,
+            None,
+        );
+        assert_eq!(
+            (code, gone["reason"].as_str()),
+            (410, Some("Expired")),
+            "{name}: {gone}"
+        );
+    }
+}
+
+#[test]
+fn http2_without_tls() {
+    let kapi = Kapi::start(Backend::Embedded);
+    let out = Command::new("curl")
+        .args([
+            "-s",
+            "--http2-prior-knowledge",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_version} %{http_code}",
+        ])
+        .arg(format!("{}/api/v1/namespaces", kapi.url()))
+        .output()
+        .expect("curl is installed");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "2 200");
+}
+
+#[test]
+fn restart_keeps_everything_and_watches_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut kapi = Kapi::start_in_dir(dir.path());
+    for i in 0..3 {
+        assert_eq!(
+            kapi.request("POST", WIDGETS, JSON, Some(&widget(&format!("r{i}"))))
+                .0,
+            201
+        );
+    }
+    let (_, list) = kapi.request("GET", WIDGETS, JSON, None);
+    let rv = list["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    kapi.request("DELETE", &format!("{WIDGETS}/r0"), JSON, None);
+    kapi.request(
+        "PATCH",
+        &format!("{WIDGETS}/r1"),
+        "application/merge-patch+json",
+        Some(&json!({"spec": {"replicas": 5}})),
+    );
+    assert!(kapi.stop(), "kapi exits 0 on SIGTERM:\n{}", kapi.log_text());
+    let kapi = Kapi::start_in_dir(dir.path());
+    let (_, after) = kapi.request("GET", WIDGETS, JSON, None);
+    let names: Vec<&str> = after["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["r1", "r2"]);
+    assert_eq!(after["items"][0]["spec"]["replicas"], 5);
+    // A watch resumed from before the restart misses nothing.
+    let events = watch_events(
+        &kapi,
+        &format!("{WIDGETS}?watch=true&resourceVersion={rv}&timeoutSeconds=3"),
+        2,
+    );
+    let seen: Vec<(&str, &str)> = events
+        .iter()
+        .map(|e| {
+            (
+                e["type"].as_str().unwrap(),
+                e["object"]["metadata"]["name"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(seen, [("DELETED", "r0"), ("MODIFIED", "r1")]);
+}
