@@ -390,6 +390,107 @@ fn watches(kapi: &Kapi) {
     );
 }
 
+fn request_options(kapi: &Kapi) {
+    // fieldValidation: unknown fields are refused under Strict, dropped otherwise.
+    let mut unknown = widget("fv1");
+    unknown["spec"]["bogus"] = json!(1);
+    let (code, strict) = kapi.request(
+        "POST",
+        &format!("{WIDGETS}?fieldValidation=Strict"),
+        JSON,
+        Some(&unknown),
+    );
+    assert_eq!(
+        (code, strict["message"].as_str()),
+        (
+            400,
+            Some("strict decoding error: unknown field \"spec.bogus\"")
+        ),
+        "{strict}"
+    );
+    let (code, warned) = kapi.request(
+        "POST",
+        &format!("{WIDGETS}?fieldValidation=Warn"),
+        JSON,
+        Some(&unknown),
+    );
+    assert_eq!(code, 201, "{warned}");
+    assert!(warned["spec"].get("bogus").is_none(), "pruned: {warned}");
+    let (code, bad) = kapi.request(
+        "POST",
+        &format!("{WIDGETS}?fieldValidation=Sometimes"),
+        JSON,
+        Some(&widget("fv2")),
+    );
+    assert_eq!(code, 400, "{bad}");
+
+    // dryRun=All validates and answers, and stores nothing.
+    let (code, dry) = kapi.request(
+        "POST",
+        &format!("{WIDGETS}?dryRun=All"),
+        JSON,
+        Some(&widget("dry")),
+    );
+    assert_eq!(
+        (code, &dry["metadata"]["name"]),
+        (201, &json!("dry")),
+        "{dry}"
+    );
+    assert_eq!(
+        kapi.request("GET", &format!("{WIDGETS}/dry"), JSON, None).0,
+        404
+    );
+    let (code, _) = kapi.request("DELETE", &format!("{WIDGETS}/fv1?dryRun=All"), JSON, None);
+    assert_eq!(code, 200);
+    assert_eq!(
+        kapi.request("GET", &format!("{WIDGETS}/fv1"), JSON, None).0,
+        200
+    );
+
+    // A watch of one object by its path sees only that object.
+    let (_, list) = kapi.request("GET", WIDGETS, JSON, None);
+    let rv = list["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    kapi.request("POST", WIDGETS, JSON, Some(&widget("other")));
+    kapi.request("DELETE", &format!("{WIDGETS}/fv1"), JSON, None);
+    let events = watch_events(
+        kapi,
+        &format!(
+            "/apis/example.kapi.dev/v1/watch/namespaces/default/widgets/fv1?resourceVersion={rv}&timeoutSeconds=3"
+        ),
+        1,
+    );
+    assert_eq!(
+        (
+            events[0]["type"].as_str(),
+            events[0]["object"]["metadata"]["name"].as_str()
+        ),
+        (Some("DELETED"), Some("fv1"))
+    );
+
+    // Reads at a resourceVersion newer than the store's wait, then time out with 504.
+    let (code, too_new) = kapi.request(
+        "GET",
+        &format!("{WIDGETS}?resourceVersion=999999999&resourceVersionMatch=NotOlderThan"),
+        JSON,
+        None,
+    );
+    assert_eq!(
+        (code, too_new["reason"].as_str()),
+        (504, Some("Timeout")),
+        "{too_new}"
+    );
+    let (code, _) = kapi.request(
+        "GET",
+        &format!("{WIDGETS}?resourceVersionMatch=Exact"),
+        JSON,
+        None,
+    );
+    assert_eq!(code, 400);
+}
+
 #[test]
 fn rest_semantics_on_every_backend() {
     for (name, backend) in Backend::all() {
@@ -400,6 +501,7 @@ fn rest_semantics_on_every_backend() {
             lists_and_selectors(&kapi);
             status_scale_and_finalizers(&kapi);
             watches(&kapi);
+            request_options(&kapi);
         }));
         if let Err(e) = run {
             eprintln!("backend {name} failed; server log:\n{}", kapi.log_text());

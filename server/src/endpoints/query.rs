@@ -64,6 +64,34 @@ impl Query {
         }
     }
 
+    /// The `fieldSelector` with `metadata.name=<name>` added, for requests that name
+    /// one object in their path; 400 when the query selects another name.
+    pub fn field_selector_with_name(&self, name: &str) -> Result<FieldSelector, ApiError> {
+        let by_name = format!(
+            "metadata.name={}",
+            kapi_core::selector::field::escape_value(name)
+        );
+        let combined = match self.get("fieldSelector").filter(|s| !s.is_empty()) {
+            Some(s) => {
+                let existing = FieldSelector::parse(s).map_err(|e| {
+                    ApiError::bad_request(format!("invalid field selector: {}", e.message()))
+                })?;
+                if existing
+                    .requires_exact_match("metadata.name")
+                    .is_some_and(|n| n != name)
+                {
+                    return Err(ApiError::bad_request(format!(
+                        "fieldSelector metadata.name doesn't match requested name: {name}"
+                    )));
+                }
+                format!("{s},{by_name}")
+            }
+            None => by_name,
+        };
+        FieldSelector::parse(&combined)
+            .map_err(|e| ApiError::bad_request(format!("invalid field selector: {}", e.message())))
+    }
+
     /// `ListOptions`: selectors, `limit`, `continue`, and `resourceVersion` with
     /// `resourceVersionMatch` as the API defines them.
     pub fn list_options(&self) -> Result<ListOptions, ApiError> {

@@ -94,9 +94,12 @@ where
     let name = r.name.clone().unwrap_or_default();
     match verb {
         "get" => {
-            let read_at = match query.get("resourceVersion") {
-                Some("0") => ReadAt::Any,
-                _ => ReadAt::Latest,
+            let read_at = match query.get("resourceVersion").unwrap_or("") {
+                "" => ReadAt::Latest,
+                "0" => ReadAt::Any,
+                rv => ReadAt::NotOlderThan(rv.parse().map_err(|_| {
+                    ApiError::bad_request(format!("invalid resource version: {rv}"))
+                })?),
             };
             let obj = store.get(namespace, &name, read_at).await?;
             respond(&store, StatusCode::OK, output, &obj, false, how)
@@ -106,7 +109,9 @@ where
             let list = store.list(namespace, &opts).await?;
             respond(&store, StatusCode::OK, output, &list, true, how)
         }
-        "watch" => super::watch::serve(api, &store, namespace, &query, output).await,
+        "watch" => {
+            super::watch::serve(api, &store, namespace, r.name.as_deref(), &query, output).await
+        }
         "create" => {
             let opts = query.write_options()?;
             let (body, dup_warnings) = decoded(req, &opts).await?;

@@ -28,10 +28,16 @@ pub async fn serve(
     api: &Api,
     store: &Arc<Store>,
     namespace: Option<&str>,
+    name: Option<&str>,
     query: &Query,
     output: Output,
 ) -> Result<Response<Body>, ApiError> {
-    let opts = query.watch_options()?;
+    let mut opts = query.watch_options()?;
+    if let Some(name) = name {
+        // A watch of one object is a watch filtered to its name, as kube-apiserver
+        // turns it into one.
+        opts.field_selector = query.field_selector_with_name(name)?;
+    }
     let events = store.watch(namespace, &opts).await?;
     let timeout = query
         .timeout_seconds()
