@@ -227,3 +227,22 @@ fn restart_keeps_everything_and_watches_resume() {
         .collect();
     assert_eq!(seen, [("DELETED", "r0"), ("MODIFIED", "r1")]);
 }
+
+#[test]
+fn sigterm_ends_watches_and_exits_cleanly() {
+    let mut kapi = Kapi::start(Backend::Embedded);
+    let res = ureq::get(&format!("{}{WIDGETS}?watch=true", kapi.url()))
+        .call()
+        .expect("watch starts");
+    let reader = std::thread::spawn(move || {
+        // Reads until the server ends the stream.
+        BufReader::new(res.into_body().into_reader())
+            .lines()
+            .count()
+    });
+    let started = Instant::now();
+    assert!(kapi.stop(), "kapi exits 0 on SIGTERM:\n{}", kapi.log_text());
+    assert!(started.elapsed() < Duration::from_secs(20));
+    reader.join().expect("the watch stream ended");
+    assert!(kapi.log_text().contains("stopped"), "{}", kapi.log_text());
+}
