@@ -717,42 +717,10 @@ fn int_or_string_any_of_is_structural() {
 // real-world CRDs
 // ---------------------------------------------------------------------------------------
 
-fn testdata_dir() -> PathBuf {
-    match std::env::var_os("KAPI_TESTDATA") {
-        Some(p) => PathBuf::from(p),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/testdata"),
-    }
-}
-
-fn yaml_to_json(y: &saphyr::YamlOwned) -> Value {
-    use saphyr::{ScalarOwned, YamlOwned};
-    match y {
-        YamlOwned::Value(ScalarOwned::Null) => Value::Null,
-        YamlOwned::Value(ScalarOwned::Boolean(b)) => Value::Bool(*b),
-        YamlOwned::Value(ScalarOwned::Integer(i)) => Value::from(*i),
-        YamlOwned::Value(ScalarOwned::FloatingPoint(f)) => json!(f.into_inner()),
-        YamlOwned::Value(ScalarOwned::String(s)) => Value::String(s.clone()),
-        YamlOwned::Representation(s, _, _) => Value::String(s.clone()),
-        YamlOwned::Sequence(items) => Value::Array(items.iter().map(yaml_to_json).collect()),
-        YamlOwned::Mapping(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| {
-                    let key = match yaml_to_json(k) {
-                        Value::String(s) => s,
-                        other => other.to_string(),
-                    };
-                    (key, yaml_to_json(v))
-                })
-                .collect(),
-        ),
-        YamlOwned::Tagged(_, inner) => yaml_to_json(inner),
-        YamlOwned::Alias(_) | YamlOwned::BadValue => panic!("unsupported YAML node {y:?}"),
-    }
-}
+use kapi_testing::{testdata_dir, yaml_documents};
 
 #[test]
 fn every_testdata_crd_schema_parses() {
-    use saphyr::LoadableYamlNode;
     let dir = testdata_dir().join("crds");
     let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| {
         panic!(
@@ -771,10 +739,7 @@ fn every_testdata_crd_schema_parses() {
     let mut schemas = 0;
     let mut failures = Vec::new();
     for file in &files {
-        let text = std::fs::read_to_string(file).expect("read CRD");
-        let docs = saphyr::YamlOwned::load_from_str(&text)
-            .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-        let crd = yaml_to_json(&docs[0]);
+        let crd = yaml_documents(file).remove(0);
         let versions = crd["spec"]["versions"].as_array().expect("spec.versions");
         for (i, version) in versions.iter().enumerate() {
             let at = FieldPath::new("spec.versions")
@@ -804,11 +769,8 @@ fn every_testdata_crd_schema_parses() {
 
 #[test]
 fn gateway_class_controller_name_is_immutable() {
-    use saphyr::LoadableYamlNode;
     let file = testdata_dir().join("crds/gateway-api-gatewayclass.yaml");
-    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-    let docs = saphyr::YamlOwned::load_from_str(&text).expect("yaml");
-    let crd = yaml_to_json(&docs[0]);
+    let crd = yaml_documents(&file).remove(0);
     let v = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"].clone();
     let s = schema(v);
     let old = json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass", "metadata": {"name": "a"},

@@ -4,7 +4,8 @@
 //!
 //! - [`EtcdProcess`]: a real `etcd` (Debian's `etcd-server` package) on free loopback
 //!   ports with a throwaway data directory, killed and removed when dropped;
-//! - [`testdata_dir`]: where the shared test data lives.
+//! - [`testdata_dir`]: where the shared test data lives;
+//! - [`yaml_documents`]: every document of a YAML file (a CRD file, a manifest) as JSON.
 //!
 //! ```no_run
 //! let etcd = kapi_testing::EtcdProcess::start();
@@ -210,6 +211,57 @@ pub fn testdata_dir() -> PathBuf {
             .join("..")
             .join("shared")
             .join("testdata"),
+    }
+}
+
+/// Every document of a YAML file as JSON values, in order (empty documents skipped).
+///
+/// # Panics
+///
+/// When the file cannot be read or is not YAML, naming the file.
+pub fn yaml_documents(path: &Path) -> Vec<serde_json::Value> {
+    use saphyr::LoadableYamlNode;
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
+        panic!(
+            "{} (set KAPI_TESTDATA for the shared testdata): {e}",
+            path.display()
+        )
+    });
+    let docs = saphyr::YamlOwned::load_from_str(&text)
+        .unwrap_or_else(|e| panic!("{}: not YAML: {e}", path.display()));
+    docs.iter()
+        .map(yaml_to_json)
+        .filter(|d| !d.is_null())
+        .collect()
+}
+
+/// One YAML node as JSON: the conversion a Kubernetes client applies to manifests.
+pub fn yaml_to_json(y: &saphyr::YamlOwned) -> serde_json::Value {
+    use saphyr::{ScalarOwned, YamlOwned};
+    use serde_json::Value;
+    match y {
+        YamlOwned::Value(ScalarOwned::Null) => Value::Null,
+        YamlOwned::Value(ScalarOwned::Boolean(b)) => Value::Bool(*b),
+        YamlOwned::Value(ScalarOwned::Integer(i)) => Value::from(*i),
+        YamlOwned::Value(ScalarOwned::FloatingPoint(f)) => {
+            serde_json::Number::from_f64(f.into_inner()).map_or(Value::Null, Value::Number)
+        }
+        YamlOwned::Value(ScalarOwned::String(s)) => Value::String(s.clone()),
+        YamlOwned::Representation(s, _, _) => Value::String(s.clone()),
+        YamlOwned::Sequence(items) => Value::Array(items.iter().map(yaml_to_json).collect()),
+        YamlOwned::Mapping(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let key = match yaml_to_json(k) {
+                        Value::String(s) => s,
+                        other => other.to_string(),
+                    };
+                    (key, yaml_to_json(v))
+                })
+                .collect(),
+        ),
+        YamlOwned::Tagged(_, inner) => yaml_to_json(inner),
+        YamlOwned::Alias(_) | YamlOwned::BadValue => panic!("unsupported YAML node {y:?}"),
     }
 }
 

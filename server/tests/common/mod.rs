@@ -7,51 +7,14 @@ use std::sync::Arc;
 
 use kapi_core::crd::CustomResourceDefinition;
 use kapi_core::{ObjectStrategy, SchemaStrategy};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-/// The shared testdata folder: `$KAPI_TESTDATA`, else `../shared/testdata` next to the
-/// workspace.
-pub fn testdata_dir() -> PathBuf {
-    match std::env::var_os("KAPI_TESTDATA") {
-        Some(p) => PathBuf::from(p),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/testdata"),
-    }
-}
-
-fn yaml_to_json(y: &saphyr::YamlOwned) -> Value {
-    use saphyr::{ScalarOwned, YamlOwned};
-    match y {
-        YamlOwned::Value(ScalarOwned::Null) => Value::Null,
-        YamlOwned::Value(ScalarOwned::Boolean(b)) => Value::Bool(*b),
-        YamlOwned::Value(ScalarOwned::Integer(i)) => Value::from(*i),
-        YamlOwned::Value(ScalarOwned::FloatingPoint(f)) => json!(f.into_inner()),
-        YamlOwned::Value(ScalarOwned::String(s)) => Value::String(s.clone()),
-        YamlOwned::Representation(s, _, _) => Value::String(s.clone()),
-        YamlOwned::Sequence(items) => Value::Array(items.iter().map(yaml_to_json).collect()),
-        YamlOwned::Mapping(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| {
-                    let key = match yaml_to_json(k) {
-                        Value::String(s) => s,
-                        other => other.to_string(),
-                    };
-                    (key, yaml_to_json(v))
-                })
-                .collect(),
-        ),
-        YamlOwned::Tagged(_, inner) => yaml_to_json(inner),
-        YamlOwned::Alias(_) | YamlOwned::BadValue => panic!("unsupported YAML node {y:?}"),
-    }
-}
+pub use kapi_testing::testdata_dir;
 
 /// Every CRD document of a YAML file.
 pub fn load_crds(path: &std::path::Path) -> Vec<CustomResourceDefinition> {
-    use saphyr::LoadableYamlNode;
-    let text = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{} (set KAPI_TESTDATA): {e}", path.display()));
-    let docs = saphyr::YamlOwned::load_from_str(&text).expect("yaml");
-    docs.iter()
-        .map(yaml_to_json)
+    kapi_testing::yaml_documents(path)
+        .into_iter()
         .filter(|d| d.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition"))
         .map(|d| {
             CustomResourceDefinition::parse(&d)

@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use kapi_codegen_compile_tests::testdata;
 use kapi_core::{ObjectStrategy, Registrar, Resource};
-use saphyr::{LoadableYamlNode, Yaml};
 use serde_json::Value;
 
 #[derive(Default)]
@@ -21,46 +20,11 @@ impl Registrar for Strategies {
     }
 }
 
-fn yaml_to_json(y: &Yaml<'_>) -> Value {
-    match y {
-        Yaml::Value(s) => {
-            if let Some(b) = s.as_bool() {
-                Value::Bool(b)
-            } else if let Some(i) = s.as_integer() {
-                Value::from(i)
-            } else if let Some(f) = s.as_floating_point() {
-                serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)
-            } else if let Some(st) = s.as_str() {
-                Value::String(st.to_string())
-            } else {
-                Value::Null
-            }
-        }
-        Yaml::Sequence(items) => Value::Array(items.iter().map(yaml_to_json).collect()),
-        Yaml::Mapping(m) => Value::Object(
-            m.iter()
-                .map(|(k, v)| {
-                    (
-                        k.as_str().expect("string keys").to_string(),
-                        yaml_to_json(v),
-                    )
-                })
-                .collect(),
-        ),
-        other => panic!("unsupported YAML node {other:?}"),
-    }
-}
-
 fn samples(file: &str) -> Vec<Value> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("samples")
         .join(file);
-    let text = std::fs::read_to_string(&path).expect("samples file");
-    Yaml::load_from_str(&text)
-        .expect("samples parse")
-        .iter()
-        .map(yaml_to_json)
-        .collect()
+    kapi_testing::yaml_documents(&path)
 }
 
 fn strategies() -> Strategies {
