@@ -89,7 +89,25 @@ struct Graph {
     synced: HashSet<usize>,
 }
 
+/// What a feed tells the collector.
+enum Message {
+    /// A change to one of a resource's objects.
+    Event(usize, WatchEvent),
+    /// The resource's watch starts over from its current state: forget what was known.
+    Reset(usize),
+}
+
 impl Graph {
+    fn receive(&mut self, message: Message) {
+        match message {
+            Message::Event(store, event) => self.apply(store, &event),
+            Message::Reset(store) => {
+                self.nodes.retain(|_, n| n.store != store);
+                self.synced.remove(&store);
+            }
+        }
+    }
+
     fn apply(&mut self, store: usize, event: &WatchEvent) {
         let uid = meta_str(&event.object, "uid").to_string();
         match event.type_ {
@@ -120,7 +138,7 @@ impl Graph {
 /// Runs until `shutdown` turns true.
 pub async fn run(registry: Arc<Registry>, mut shutdown: watch::Receiver<bool>) {
     let stores: Vec<Arc<Store>> = registry.stores().to_vec();
-    let (tx, mut rx) = mpsc::channel::<(usize, WatchEvent)>(1024);
+    let (tx, mut rx) = mpsc::channel::<Message>(1024);
     for (i, store) in stores.iter().enumerate() {
         tokio::spawn(feed(i, store.clone(), tx.clone(), shutdown.clone()));
     }
@@ -131,8 +149,8 @@ pub async fn run(registry: Arc<Registry>, mut shutdown: watch::Receiver<bool>) {
         tokio::select! {
             () = super::stopped(&mut shutdown) => return,
             event = rx.recv() => {
-                let Some((store, event)) = event else { return };
-                graph.apply(store, &event);
+                let Some(message) = event else { return };
+                graph.receive(message);
                 // Batch what arrives in a short window into one sweep.
                 let deadline = tokio::time::sleep(BATCH);
                 tokio::pin!(deadline);
@@ -140,7 +158,7 @@ pub async fn run(registry: Arc<Registry>, mut shutdown: watch::Receiver<bool>) {
                     tokio::select! {
                         _ = &mut deadline => break,
                         more = rx.recv() => match more {
-                            Some((s, e)) => graph.apply(s, &e),
+                            Some(m) => graph.receive(m),
                             None => break,
                         },
                     }
@@ -158,11 +176,14 @@ pub async fn run(registry: Arc<Registry>, mut shutdown: watch::Receiver<bool>) {
 async fn feed(
     index: usize,
     store: Arc<Store>,
-    tx: mpsc::Sender<(usize, WatchEvent)>,
+    tx: mpsc::Sender<Message>,
     shutdown: watch::Receiver<bool>,
 ) {
     let mut resume: Option<i64> = None;
     while !*shutdown.borrow() {
+        if resume.is_none() && tx.send(Message::Reset(index)).await.is_err() {
+            return;
+        }
         let opts = WatchOptions {
             resource_version: resume,
             allow_bookmarks: true,
@@ -188,7 +209,7 @@ async fn feed(
             {
                 resume = rv.parse().ok().or(resume);
             }
-            if tx.send((index, event)).await.is_err() {
+            if tx.send(Message::Event(index, event)).await.is_err() {
                 return;
             }
         }
