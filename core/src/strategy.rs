@@ -56,6 +56,13 @@ pub trait Hooks<R>: Default + Send + Sync + 'static {
         false
     }
 
+    /// A Table cell computed from the object, for a printer column that a JSONPath
+    /// cannot express (ConfigMap's `Data`: the number of keys). `None` keeps the
+    /// column's JSONPath value.
+    fn table_cell(&self, _column: &str, _obj: &R) -> Option<serde_json::Value> {
+        None
+    }
+
     /// Handles a write to the object's `/finalize` subresource (Namespace: only
     /// `spec.finalizers` is taken from the new object). Returns false for resources
     /// without one, which then answer 404.
@@ -103,6 +110,11 @@ pub trait ObjectStrategy: Send + Sync + 'static {
     /// Whether resource-specific finalization is pending; see [`Hooks::finalizing`].
     fn finalizing(&self, _obj: &Value) -> bool {
         false
+    }
+
+    /// A computed Table cell; see [`Hooks::table_cell`].
+    fn table_cell(&self, _column: &str, _obj: &Value) -> Option<Value> {
+        None
     }
 
     /// Prepares a write to `/finalize`; false when the resource has none. See
@@ -359,6 +371,10 @@ impl<R: Resource> ObjectStrategy for TypedStrategy<R> {
     }
     fn finalizing(&self, obj: &Value) -> bool {
         serde_json::from_value::<R>(obj.clone()).is_ok_and(|o| self.hooks.finalizing(&o))
+    }
+    fn table_cell(&self, column: &str, obj: &Value) -> Option<Value> {
+        let typed = serde_json::from_value::<R>(obj.clone()).ok()?;
+        self.hooks.table_cell(column, &typed)
     }
     fn prepare_for_finalize(&self, new: &mut Value, old: &Value) -> bool {
         let Ok(old_typed) = serde_json::from_value::<R>(old.clone()) else {

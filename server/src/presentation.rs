@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use kapi_core::ResourceInfo;
+use kapi_core::ObjectStrategy;
 use saphyr::{Mapping, Scalar, Yaml, YamlEmitter};
 use serde_json::Value;
 
@@ -24,13 +24,15 @@ pub struct Presentation {
 /// PartialObjectMetadata of a list or a PartialObjectMetadataList of an object, as
 /// kube-apiserver answers.
 pub fn present(
-    info: &ResourceInfo,
+    strategy: &dyn ObjectStrategy,
     output: Output,
     value: &Value,
     is_list: bool,
     how: Presentation,
 ) -> Result<Value, ApiError> {
+    let info = strategy.info();
     let now = chrono::Utc::now();
+    let cell = |column: &str, obj: &Value| strategy.table_cell(column, obj);
     Ok(match output {
         Output::Json | Output::Yaml => value.clone(),
         Output::Converted(Conversion::Table(version)) => {
@@ -40,9 +42,9 @@ pub fn present(
                 no_headers: how.no_headers,
             };
             if is_list {
-                table::list_table(info, value, &opts, now)
+                table::list_table_with(info, value, &opts, now, &cell)
             } else {
-                table::object_table(info, value, &opts, now)
+                table::object_table_with(info, value, &opts, now, &cell)
             }
         }
         Output::Converted(Conversion::PartialObjectMetadata(v)) if !is_list => {

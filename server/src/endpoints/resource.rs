@@ -266,7 +266,7 @@ pub fn respond(
     is_list: bool,
     how: Presentation,
 ) -> Result<Response<Body>, ApiError> {
-    let body = present(store.info(), output, value, is_list, how)?;
+    let body = present(store.strategy().as_ref(), output, value, is_list, how)?;
     let bytes = match output {
         Output::Yaml => to_yaml(&body).into_bytes(),
         _ => serde_json::to_vec(&body).unwrap_or_default(),

@@ -73,7 +73,7 @@ pub async fn serve(
                     no_headers: sent_headers,
                 };
                 sent_headers = true;
-                present(store.info(), output, &event.object, false, how)
+                present(store.strategy().as_ref(), output, &event.object, false, how)
                     .unwrap_or_else(|e| e.to_status())
             }
             _ => event.object,

@@ -21,6 +21,7 @@ fn set_phase(ns: &mut Namespace, phase: NamespaceStatusPhase) {
 
 impl Hooks<Namespace> for NamespaceHooks {
     fn prepare_for_create(&self, ns: &mut Namespace) {
+        super::untracked_generation(&mut ns.metadata);
         let spec = ns.spec.get_or_insert_with(NamespaceSpec::default);
         let finalizers = spec.finalizers.get_or_insert_with(Vec::new);
         if !finalizers.iter().any(|f| f == KUBERNETES_FINALIZER) {
@@ -30,6 +31,7 @@ impl Hooks<Namespace> for NamespaceHooks {
     }
 
     fn prepare_for_update(&self, new: &mut Namespace, old: &Namespace) {
+        super::untracked_generation(&mut new.metadata);
         // spec.finalizers change only through finalization; status only through /status.
         new.spec = old.spec.clone();
         new.status = old.status.clone();

@@ -215,6 +215,20 @@ pub fn object_table(
     opts: &TableOptions,
     now: DateTime<Utc>,
 ) -> Value {
+    object_table_with(info, obj, opts, now, &|_, _| None)
+}
+
+/// Computes a cell for a column, overriding its JSONPath (a resource's hooks).
+pub type CellFn<'a> = &'a dyn Fn(&str, &Value) -> Option<Value>;
+
+/// [`object_table`] with cells computed by `cell` where it answers.
+pub fn object_table_with(
+    info: &ResourceInfo,
+    obj: &Value,
+    opts: &TableOptions,
+    now: DateTime<Utc>,
+    cell: CellFn<'_>,
+) -> Value {
     let mut meta = Map::new();
     if let Some(rv) = obj
         .pointer("/metadata/resourceVersion")
@@ -224,7 +238,7 @@ pub fn object_table(
             meta.insert("resourceVersion".into(), rv.into());
         }
     }
-    table(info, std::slice::from_ref(obj), meta, opts, now)
+    table(info, std::slice::from_ref(obj), meta, opts, now, cell)
 }
 
 /// The `Table` of a list (`GET .../{plural}`), one row per item, with the list's
@@ -235,12 +249,23 @@ pub fn list_table(
     opts: &TableOptions,
     now: DateTime<Utc>,
 ) -> Value {
+    list_table_with(info, list, opts, now, &|_, _| None)
+}
+
+/// [`list_table`] with cells computed by `cell` where it answers.
+pub fn list_table_with(
+    info: &ResourceInfo,
+    list: &Value,
+    opts: &TableOptions,
+    now: DateTime<Utc>,
+    cell: CellFn<'_>,
+) -> Value {
     let items = list
         .get("items")
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or(&[]);
-    table(info, items, list_meta(list), opts, now)
+    table(info, items, list_meta(list), opts, now, cell)
 }
 
 fn table(
@@ -249,6 +274,7 @@ fn table(
     meta: Map<String, Value>,
     opts: &TableOptions,
     now: DateTime<Utc>,
+    computed: CellFn<'_>,
 ) -> Value {
     let cols: Vec<(PrinterColumn, Option<ColumnPath>)> = columns(info)
         .into_iter()
@@ -269,6 +295,10 @@ fn table(
                     .to_string(),
             )];
             for (col, path) in &cols {
+                if let Some(v) = computed(&col.name, obj) {
+                    cells.push(cells::cell(&col.type_, &v, now));
+                    continue;
+                }
                 let found = path.as_ref().and_then(|p| p.find(obj).first().copied());
                 cells.push(found.map_or(Value::Null, |v| cells::cell(&col.type_, v, now)));
             }
