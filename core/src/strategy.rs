@@ -44,6 +44,12 @@ pub trait Hooks<R>: Default + Send + Sync + 'static {
         &[]
     }
 
+    /// Why the object may not be deleted at all, if it may not (the `default`
+    /// namespace); the API answers 403 Forbidden with this reason.
+    fn forbid_delete(&self, _obj: &R) -> Option<String> {
+        None
+    }
+
     /// Called when a delete is asked for and the object is kept for finalization
     /// (Namespace: `status.phase` becomes `Terminating`).
     fn prepare_for_delete(&self, _obj: &mut R) {}
@@ -102,6 +108,11 @@ pub trait ObjectStrategy: Send + Sync + 'static {
 
     /// Validates an update (including CEL transition rules and immutable fields).
     fn validate_update(&self, new: &Value, old: &Value) -> ErrorList;
+
+    /// Why the object may not be deleted; see [`Hooks::forbid_delete`].
+    fn forbid_delete(&self, _obj: &Value) -> Option<String> {
+        None
+    }
 
     /// Prepares an object that a delete keeps for finalization; see
     /// [`Hooks::prepare_for_delete`].
@@ -365,6 +376,10 @@ impl<R: Resource> ObjectStrategy for TypedStrategy<R> {
             }
         }
         errs
+    }
+    fn forbid_delete(&self, obj: &Value) -> Option<String> {
+        let typed = serde_json::from_value::<R>(obj.clone()).ok()?;
+        self.hooks.forbid_delete(&typed)
     }
     fn prepare_for_delete(&self, obj: &mut Value) {
         Self::with_typed(obj, |o| self.hooks.prepare_for_delete(o));

@@ -73,6 +73,15 @@ fn exists(kapi: &Kapi, path: &str) -> bool {
 }
 
 fn namespace_lifecycle(kapi: &Kapi) {
+    let (code, refused) = kapi.request("DELETE", "/api/v1/namespaces/default", JSON, None);
+    assert_eq!(
+        (code, refused["message"].as_str()),
+        (
+            403,
+            Some("namespaces \"default\" is forbidden: this namespace may not be deleted")
+        ),
+        "{refused}"
+    );
     let (code, ns) = kapi.request(
         "POST",
         "/api/v1/namespaces",

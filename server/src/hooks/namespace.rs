@@ -8,6 +8,9 @@ use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
 
 use crate::generated::core::v1::{Namespace, NamespaceSpec, NamespaceStatus, NamespaceStatusPhase};
 
+/// Namespaces kube-apiserver's NamespaceLifecycle admission refuses to delete.
+const IMMORTAL: &[&str] = &["default", "kube-system", "kube-public"];
+
 /// The finalizer the namespace controller owns.
 pub const KUBERNETES_FINALIZER: &str = "kubernetes";
 
@@ -43,6 +46,13 @@ impl Hooks<Namespace> for NamespaceHooks {
             .into_iter()
             .map(|msg| FieldError::invalid(&FieldPath::new("metadata.name"), name, msg))
             .collect()
+    }
+
+    fn forbid_delete(&self, ns: &Namespace) -> Option<String> {
+        let name = ns.metadata.name.as_deref().unwrap_or("");
+        IMMORTAL
+            .contains(&name)
+            .then(|| "this namespace may not be deleted".to_string())
     }
 
     fn prepare_for_delete(&self, ns: &mut Namespace) {

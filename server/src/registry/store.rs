@@ -392,6 +392,9 @@ impl Store {
         let outcome = guaranteed_update(self.storage.as_ref(), &key, |kv| {
             let mut obj = decode_kv(&info, kv)?;
             check_preconditions(&info, name, &obj, opts)?;
+            if let Some(why) = self.strategy.forbid_delete(&obj) {
+                return Err(ApiError::forbidden(&info, name, &why));
+            }
             let mut fins = finalizers(&obj);
             let wanted = match opts.propagation {
                 Some(Propagation::Orphan) => Some(ORPHAN_FINALIZER),
