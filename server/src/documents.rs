@@ -1,5 +1,6 @@
 //! The API's self-description, computed once at start from the registry: discovery
-//! (plain and aggregated), OpenAPI v2 and v3, and `/version`.
+//! (plain and aggregated), OpenAPI v2 (JSON, and gnostic protobuf for kubectl 1.27 and
+//! 1.28) and v3, and `/version`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -9,6 +10,7 @@ use http::{Request, Response, StatusCode, header};
 use kapi_core::ObjectStrategy;
 use serde_json::{Value, json};
 
+use crate::discovery::sha256::sha256;
 use crate::discovery::{self, AggregatedVersion, DiscoveryFormat};
 use crate::endpoints::negotiation::parse_accept;
 use crate::endpoints::path::Route;
@@ -31,13 +33,87 @@ impl Doc {
     }
 }
 
+/// `/openapi/v2` in both encodings, with the ETag they share (kube-openapi derives it
+/// from the JSON and sends `Vary: Accept`).
+struct OpenApiV2 {
+    json: Doc,
+    protobuf: Doc,
+    etag: http::HeaderValue,
+}
+
+impl OpenApiV2 {
+    fn new(swagger: &Value) -> Self {
+        let json = Doc::new(swagger);
+        let hex: String = sha256(&json.0).iter().map(|b| format!("{b:02X}")).collect();
+        Self {
+            protobuf: Doc(Bytes::from(openapi::v2_protobuf(swagger))),
+            etag: http::HeaderValue::from_str(&format!("\"{hex}\""))
+                .expect("hex is a valid header value"),
+            json,
+        }
+    }
+
+    /// Answers `GET /openapi/v2` as kube-openapi does: the first range of `Accept` (by
+    /// preference) that is JSON (`*/*` included) or gnostic protobuf picks the
+    /// encoding, no `Accept` means JSON, and nothing acceptable is a 406. A matching
+    /// `If-None-Match` gets a 304.
+    fn serve<B>(&self, req: &Request<B>, accept: Option<&str>) -> Response<Body> {
+        let accept = accept.map(str::trim).filter(|a| !a.is_empty());
+        let chosen = match accept {
+            None => Some(false),
+            Some(a) => parse_accept(a).iter().find_map(|r| {
+                if r.is_json() {
+                    Some(false)
+                } else {
+                    (r.type_ == "application"
+                        && (r.subtype == openapi::PROTOBUF_SUBTYPE
+                            || r.subtype == openapi::PROTOBUF_SUBTYPE_DEPRECATED))
+                        .then_some(true)
+                }
+            }),
+        };
+        let Some(protobuf) = chosen else {
+            return error_response(&ApiError::not_acceptable(&[
+                "application/json",
+                openapi::PROTOBUF_CONTENT_TYPE,
+            ]));
+        };
+        let not_modified = matches!(*req.method(), http::Method::GET | http::Method::HEAD)
+            && req
+                .headers()
+                .get_all(header::IF_NONE_MATCH)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .flat_map(|v| v.split(','))
+                .map(|t| t.trim().trim_start_matches("W/"))
+                .any(|t| t == "*" || t.as_bytes() == self.etag.as_bytes());
+        let mut res = if not_modified {
+            let mut res = document(StatusCode::NOT_MODIFIED, "", Vec::new());
+            res.headers_mut().remove(header::CONTENT_TYPE);
+            res
+        } else if protobuf {
+            self.protobuf.respond(openapi::PROTOBUF_CONTENT_TYPE)
+        } else {
+            self.json.respond("application/json")
+        };
+        let headers = res.headers_mut();
+        headers.insert(header::ETAG, self.etag.clone());
+        headers.insert(header::VARY, http::HeaderValue::from_static("Accept"));
+        headers.insert(
+            header::CACHE_CONTROL,
+            http::HeaderValue::from_static("no-cache, private"),
+        );
+        res
+    }
+}
+
 /// Precomputed discovery and OpenAPI documents.
 pub struct Documents {
     resources: Vec<Arc<dyn ObjectStrategy>>,
     api_versions: Doc,
     api_groups: Doc,
     aggregated: BTreeMap<(bool, &'static str), Doc>,
-    openapi_v2: Doc,
+    openapi_v2: OpenApiV2,
     openapi_v3_index: Doc,
     openapi_v3: BTreeMap<String, Doc>,
 }
@@ -88,7 +164,7 @@ impl Documents {
             api_versions: Doc::new(&discovery::api_versions(address)),
             api_groups: Doc::new(&discovery::api_group_list(&resources)),
             aggregated,
-            openapi_v2: Doc::new(&openapi::v2(&resources, &opts)),
+            openapi_v2: OpenApiV2::new(&openapi::v2(&resources, &opts)),
             openapi_v3_index: Doc::new(&json!({ "paths": index })),
             openapi_v3,
             resources,
@@ -101,10 +177,12 @@ impl Documents {
             .headers()
             .get(header::ACCEPT)
             .and_then(|v| v.to_str().ok());
-        let json_ok = accept.is_none_or(|a| parse_accept(a).iter().any(|r| r.is_json()));
         let path = path.trim_end_matches('/');
+        if path == "/openapi/v2" {
+            return Some(self.openapi_v2.serve(req, accept));
+        }
+        let json_ok = accept.is_none_or(|a| parse_accept(a).iter().any(|r| r.is_json()));
         let doc = match path {
-            "/openapi/v2" => &self.openapi_v2,
             "/openapi/v3" => &self.openapi_v3_index,
             p => match p.strip_prefix("/openapi/v3/") {
                 Some(gv) => match self.openapi_v3.get(gv) {
@@ -115,7 +193,7 @@ impl Documents {
             },
         };
         if !json_ok {
-            // Only JSON is served (clients asking for protobuf alone fall back to v3).
+            // Only JSON is served for v3 (clients asking for protobuf alone fall back).
             return Some(error_response(&ApiError::not_acceptable(&[
                 "application/json",
             ])));

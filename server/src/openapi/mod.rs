@@ -1,7 +1,8 @@
 //! OpenAPI documents, shaped as kube-apiserver publishes custom resources:
 //!
 //! - [`v2`]: `GET /openapi/v2`, one Swagger 2.0 document for everything served (what
-//!   `kubectl explain --output=plaintext-openapiv2` and older clients read);
+//!   `kubectl explain --output=plaintext-openapiv2` and older clients read), also served
+//!   as gnostic protobuf ([`v2_protobuf`]) to kubectl 1.27 and 1.28;
 //! - [`v3_index`]: `GET /openapi/v3`, the list of group-version documents with their
 //!   `?hash=`;
 //! - [`v3_document`]: `GET /openapi/v3/api/v1` and `GET /openapi/v3/apis/{group}/{version}`,
@@ -24,6 +25,7 @@
 
 mod meta;
 mod paths;
+mod protobuf;
 mod routes;
 mod schema;
 
@@ -34,6 +36,9 @@ use kapi_core::{ObjectStrategy, ResourceInfo};
 use serde_json::{Map, Value, json};
 
 use crate::discovery::sha256::sha256;
+pub use protobuf::{
+    PROTOBUF_CONTENT_TYPE, PROTOBUF_SUBTYPE, PROTOBUF_SUBTYPE_DEPRECATED, encode as v2_protobuf,
+};
 use schema::Flavor;
 pub use schema::definition_name;
 
