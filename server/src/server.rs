@@ -135,6 +135,11 @@ pub async fn serve(
                         continue;
                     }
                 };
+                // Watch events go out as soon as they are written, not after the
+                // client's delayed ACK (Nagle), as Go's net stack does by default.
+                if let Err(e) = stream.set_nodelay(true) {
+                    tracing::debug!(error = %e, "TCP_NODELAY");
+                }
                 let api = api.clone();
                 let service = service_fn(move |req| {
                     let api = api.clone();
