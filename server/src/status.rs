@@ -315,20 +315,6 @@ impl std::fmt::Display for ApiError {
 
 impl std::error::Error for ApiError {}
 
-/// A `Status` of success, as deletes of some kinds and deletecollection answer.
-pub fn success(details: Option<Value>) -> Value {
-    let mut s = json!({
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Success",
-    });
-    if let Some(d) = details {
-        s["details"] = d;
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
