@@ -23,6 +23,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use kapi_testing::bench::{Report, median, quantile, runs_from_env};
 use serde_json::Value;
 
 /// Where widgets live.
@@ -54,10 +55,7 @@ struct Settings {
 
 impl Settings {
     fn full() -> Self {
-        let runs = std::env::var("KAPI_BENCH_RUNS")
-            .ok()
-            .and_then(|r| r.parse().ok())
-            .unwrap_or(5);
+        let runs = runs_from_env();
         Self {
             runs,
             creates: (300, 640),
@@ -247,95 +245,6 @@ fn drive(
     let elapsed = start.elapsed();
     latencies.sort_by(f64::total_cmp);
     (elapsed, latencies)
-}
-
-/// One line of the result table: the median of a figure over the runs.
-struct Row {
-    backend: &'static str,
-    what: String,
-    unit: &'static str,
-    median: f64,
-    min: f64,
-    max: f64,
-}
-
-#[derive(Default)]
-struct Report {
-    rows: Vec<Row>,
-}
-
-impl Report {
-    /// Adds one row per figure; `samples[run][figure]`.
-    fn add(
-        &mut self,
-        backend: &'static str,
-        figures: &[(&str, &'static str)],
-        samples: &[Vec<f64>],
-    ) {
-        for (i, (what, unit)) in figures.iter().enumerate() {
-            let mut values: Vec<f64> = samples.iter().map(|s| s[i]).collect();
-            values.sort_by(f64::total_cmp);
-            let row = Row {
-                backend,
-                what: (*what).to_string(),
-                unit,
-                median: median(&values),
-                min: values[0],
-                max: values[values.len() - 1],
-            };
-            eprintln!(
-                "  {:<9} {:<52} {:>10} {}",
-                row.backend,
-                row.what,
-                format_figure(row.median),
-                row.unit
-            );
-            self.rows.push(row);
-        }
-    }
-
-    fn print(&self, runs: usize) {
-        println!();
-        println!("| backend | benchmark | median of {runs} | unit | min–max |");
-        println!("|---|---|---:|---|---|");
-        for r in &self.rows {
-            println!(
-                "| {} | {} | {} | {} | {}–{} |",
-                r.backend,
-                r.what,
-                format_figure(r.median),
-                r.unit,
-                format_figure(r.min),
-                format_figure(r.max)
-            );
-        }
-    }
-}
-
-fn format_figure(v: f64) -> String {
-    if v.abs() >= 100.0 {
-        format!("{v:.0}")
-    } else if v.abs() >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
-}
-
-/// Median of sorted values.
-fn median(sorted: &[f64]) -> f64 {
-    let n = sorted.len();
-    if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    }
-}
-
-/// The value at quantile `q` of sorted values (nearest rank).
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    let rank = ((sorted.len() as f64) * q).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
 /// Runs `run` once to warm up, then `settings.runs` times; each run returns its figures.

@@ -5,7 +5,8 @@
 //! - [`EtcdProcess`]: a real `etcd` (Debian's `etcd-server` package) on free loopback
 //!   ports with a throwaway data directory, killed and removed when dropped;
 //! - [`testdata_dir`]: where the shared test data lives;
-//! - [`yaml_documents`]: every document of a YAML file (a CRD file, a manifest) as JSON.
+//! - [`yaml_documents`]: every document of a YAML file (a CRD file, a manifest) as JSON;
+//! - [`bench`]: medians, quantiles and the result table of the benchmark binaries.
 //!
 //! ```no_run
 //! let etcd = kapi_testing::EtcdProcess::start();
@@ -14,6 +15,8 @@
 //! ```
 //!
 //! Tests that need etcd fail loudly when it is missing: they are never skipped.
+
+pub mod bench;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
