@@ -491,6 +491,37 @@ fn request_options(kapi: &Kapi) {
     assert_eq!(code, 400);
 }
 
+fn core_kind_rules(kapi: &Kapi) {
+    let cms = "/api/v1/namespaces/default/configmaps";
+    let cm = json!({"metadata": {"name": "frozen"}, "data": {"a": "1"}, "immutable": true});
+    let (code, created) = kapi.request("POST", cms, JSON, Some(&cm));
+    assert_eq!(code, 201, "{created}");
+    assert!(created["metadata"].get("generation").is_none(), "{created}");
+    let (code, refused) = kapi.request(
+        "PATCH",
+        &format!("{cms}/frozen"),
+        "application/merge-patch+json",
+        Some(&json!({"data": {"a": "2"}})),
+    );
+    assert_eq!(
+        (code, refused["reason"].as_str()),
+        (422, Some("Invalid")),
+        "{refused}"
+    );
+    assert_eq!(
+        refused["message"],
+        "ConfigMap \"frozen\" is invalid: data: Forbidden: field is immutable when `immutable` is set"
+    );
+    // Metadata stays writable.
+    let (code, _) = kapi.request(
+        "PATCH",
+        &format!("{cms}/frozen"),
+        "application/merge-patch+json",
+        Some(&json!({"metadata": {"labels": {"x": "y"}}})),
+    );
+    assert_eq!(code, 200);
+}
+
 #[test]
 fn rest_semantics_on_every_backend() {
     for (name, backend) in Backend::all() {
@@ -502,6 +533,7 @@ fn rest_semantics_on_every_backend() {
             status_scale_and_finalizers(&kapi);
             watches(&kapi);
             request_options(&kapi);
+            core_kind_rules(&kapi);
         }));
         if let Err(e) = run {
             eprintln!("backend {name} failed; server log:\n{}", kapi.log_text());

@@ -15,6 +15,27 @@ use crate::generated::core::v1::{ConfigMap, Secret};
 /// kube-apiserver's message for a change to immutable data.
 const IMMUTABLE: &str = "field is immutable when `immutable` is set";
 
+/// Errors for changes to data that `immutable: true` froze: `fields` are the data
+/// fields with whether each changed.
+fn frozen(old: Option<bool>, new: Option<bool>, fields: &[(&str, bool)]) -> ErrorList {
+    let mut errs = ErrorList::new();
+    if old != Some(true) {
+        return errs;
+    }
+    if new != Some(true) {
+        errs.push(FieldError::forbidden(
+            &FieldPath::new("immutable"),
+            IMMUTABLE,
+        ));
+    }
+    for (field, changed) in fields {
+        if *changed {
+            errs.push(FieldError::forbidden(&FieldPath::new(field), IMMUTABLE));
+        }
+    }
+    errs
+}
+
 /// The hooks of `core/v1` ConfigMap.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ConfigMapHooks;
@@ -29,25 +50,14 @@ impl Hooks<ConfigMap> for ConfigMapHooks {
     }
 
     fn validate_update(&self, new: &ConfigMap, old: &ConfigMap) -> ErrorList {
-        let mut errs = ErrorList::new();
-        if old.immutable == Some(true) {
-            if new.immutable != Some(true) {
-                errs.push(FieldError::forbidden(
-                    &FieldPath::new("immutable"),
-                    IMMUTABLE,
-                ));
-            }
-            if new.data != old.data {
-                errs.push(FieldError::forbidden(&FieldPath::new("data"), IMMUTABLE));
-            }
-            if new.binary_data != old.binary_data {
-                errs.push(FieldError::forbidden(
-                    &FieldPath::new("binaryData"),
-                    IMMUTABLE,
-                ));
-            }
-        }
-        errs
+        frozen(
+            old.immutable,
+            new.immutable,
+            &[
+                ("data", new.data != old.data),
+                ("binaryData", new.binary_data != old.binary_data),
+            ],
+        )
     }
 
     fn table_cell(&self, column: &str, cm: &ConfigMap) -> Option<Value> {
@@ -85,18 +95,11 @@ impl Hooks<Secret> for SecretHooks {
     }
 
     fn validate_update(&self, new: &Secret, old: &Secret) -> ErrorList {
-        let mut errs = ErrorList::new();
-        if old.immutable == Some(true) {
-            if new.immutable != Some(true) {
-                errs.push(FieldError::forbidden(
-                    &FieldPath::new("immutable"),
-                    IMMUTABLE,
-                ));
-            }
-            if new.data != old.data {
-                errs.push(FieldError::forbidden(&FieldPath::new("data"), IMMUTABLE));
-            }
-        }
+        let mut errs = frozen(
+            old.immutable,
+            new.immutable,
+            &[("data", new.data != old.data)],
+        );
         if new.r#type != old.r#type {
             errs.push(FieldError::invalid(
                 &FieldPath::new("type"),
