@@ -416,6 +416,22 @@ fn request_options(kapi: &Kapi) {
     );
     assert_eq!(code, 201, "{warned}");
     assert!(warned["spec"].get("bogus").is_none(), "pruned: {warned}");
+    let mut in_meta = widget("fv3");
+    in_meta["metadata"]["colour"] = json!("blue");
+    let (code, strict) = kapi.request(
+        "POST",
+        &format!("{WIDGETS}?fieldValidation=Strict"),
+        JSON,
+        Some(&in_meta),
+    );
+    assert_eq!(
+        (code, strict["message"].as_str()),
+        (
+            400,
+            Some("strict decoding error: unknown field \"metadata.colour\"")
+        ),
+        "{strict}"
+    );
     let (code, bad) = kapi.request(
         "POST",
         &format!("{WIDGETS}?fieldValidation=Sometimes"),

@@ -104,3 +104,30 @@ pub fn field_value(obj: &Value, dotted: &str) -> Option<String> {
         other => Some(other.to_string()),
     }
 }
+
+/// The fields of `ObjectMeta`; anything else in `metadata` is unknown and dropped, as
+/// kube-apiserver's decoding drops it.
+const OBJECT_META_FIELDS: &[&str] = &[
+    "annotations",
+    "creationTimestamp",
+    "deletionGracePeriodSeconds",
+    "deletionTimestamp",
+    "finalizers",
+    "generateName",
+    "generation",
+    "labels",
+    "managedFields",
+    "name",
+    "namespace",
+    "ownerReferences",
+    "resourceVersion",
+    "selfLink",
+    "uid",
+];
+
+/// Removes unknown fields from `metadata`.
+pub fn prune_metadata(obj: &mut Value) {
+    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.retain(|k, _| OBJECT_META_FIELDS.contains(&k.as_str()));
+    }
+}

@@ -202,6 +202,7 @@ impl Store {
         }
         let mut pruned = obj.clone();
         self.strategy.schema().prune(&mut pruned);
+        object::prune_metadata(&mut pruned);
         let mut unknown = Vec::new();
         collect_removed(obj, &pruned, "", &mut unknown);
         let messages: Vec<String> = unknown
@@ -227,6 +228,7 @@ impl Store {
         let info = self.info();
         self.check_identity(&mut obj, namespace)?;
         let warnings = self.unknown_fields(&obj, opts.field_validation)?;
+        object::prune_metadata(&mut obj);
         if !meta_str(&obj, "resourceVersion").is_empty() {
             return Err(ApiError::bad_request(
                 "resourceVersion should not be set on objects to be created",
@@ -303,6 +305,7 @@ impl Store {
                 return Err(ApiError::stale(&info, name));
             }
             warnings = self.unknown_fields(&new, opts.field_validation)?;
+            object::prune_metadata(&mut new);
             match sub {
                 Subresource::Main => self.strategy.prepare_for_update(&mut new, &old),
                 Subresource::Status => self.strategy.prepare_for_status_update(&mut new, &old),
