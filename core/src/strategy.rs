@@ -44,6 +44,13 @@ pub trait Hooks<R>: Default + Send + Sync + 'static {
         &[]
     }
 
+    /// Whether a PUT without `metadata.resourceVersion` overwrites whatever is stored.
+    /// Custom resources refuse it (422), as kube-apiserver's CRD strategy does; most
+    /// built-in kinds allow it.
+    fn allow_unconditional_update(&self) -> bool {
+        false
+    }
+
     /// Why the object may not be deleted at all, if it may not (the `default`
     /// namespace); the API answers 403 Forbidden with this reason.
     fn forbid_delete(&self, _obj: &R) -> Option<String> {
@@ -108,6 +115,12 @@ pub trait ObjectStrategy: Send + Sync + 'static {
 
     /// Validates an update (including CEL transition rules and immutable fields).
     fn validate_update(&self, new: &Value, old: &Value) -> ErrorList;
+
+    /// Whether updates may omit `resourceVersion`; see
+    /// [`Hooks::allow_unconditional_update`].
+    fn allow_unconditional_update(&self) -> bool {
+        false
+    }
 
     /// Why the object may not be deleted; see [`Hooks::forbid_delete`].
     fn forbid_delete(&self, _obj: &Value) -> Option<String> {
@@ -376,6 +389,9 @@ impl<R: Resource> ObjectStrategy for TypedStrategy<R> {
             }
         }
         errs
+    }
+    fn allow_unconditional_update(&self) -> bool {
+        self.hooks.allow_unconditional_update()
     }
     fn forbid_delete(&self, obj: &Value) -> Option<String> {
         let typed = serde_json::from_value::<R>(obj.clone()).ok()?;

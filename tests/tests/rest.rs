@@ -94,6 +94,19 @@ fn crud_and_conflicts(kapi: &Kapi) {
         "Operation cannot be fulfilled on widgets.example.kapi.dev \"w1\": the object has been modified; please apply your changes to the latest version and try again"
     );
 
+    // A custom resource's update must name the version it replaces.
+    let mut blind = update.clone();
+    blind["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("resourceVersion");
+    let (code, refused) = kapi.request("PUT", &format!("{WIDGETS}/w1"), JSON, Some(&blind));
+    assert_eq!((code, status_of(&refused).0), (422, "Invalid"), "{refused}");
+    assert_eq!(
+        refused["details"]["causes"][0]["field"],
+        "metadata.resourceVersion"
+    );
+
     // Validation: a 422 with one cause per field.
     let mut bad = widget("bad");
     bad["spec"]["size"] = json!("huge");
@@ -527,6 +540,20 @@ fn core_kind_rules(kapi: &Kapi) {
     assert_eq!(
         refused["message"],
         "ConfigMap \"frozen\" is invalid: data: Forbidden: field is immutable when `immutable` is set"
+    );
+    // ConfigMaps, as most built-in kinds, take unconditional updates.
+    let blind = json!({"metadata": {"name": "plain"}, "data": {"a": "1"}});
+    assert_eq!(kapi.request("POST", cms, JSON, Some(&blind)).0, 201);
+    let (code, replaced) = kapi.request(
+        "PUT",
+        &format!("{cms}/plain"),
+        JSON,
+        Some(&json!({"metadata": {"name": "plain"}, "data": {"a": "2"}})),
+    );
+    assert_eq!(
+        (code, &replaced["data"]["a"]),
+        (200, &json!("2")),
+        "{replaced}"
     );
     // Metadata stays writable.
     let (code, _) = kapi.request(

@@ -41,6 +41,10 @@ fn frozen(old: Option<bool>, new: Option<bool>, fields: &[(&str, bool)]) -> Erro
 pub struct ConfigMapHooks;
 
 impl Hooks<ConfigMap> for ConfigMapHooks {
+    fn allow_unconditional_update(&self) -> bool {
+        true
+    }
+
     fn prepare_for_create(&self, cm: &mut ConfigMap) {
         untracked_generation(&mut cm.metadata);
     }
@@ -84,6 +88,10 @@ fn fold_string_data(secret: &mut Secret) {
 }
 
 impl Hooks<Secret> for SecretHooks {
+    fn allow_unconditional_update(&self) -> bool {
+        true
+    }
+
     fn prepare_for_create(&self, secret: &mut Secret) {
         untracked_generation(&mut secret.metadata);
         fold_string_data(secret);

@@ -23,6 +23,10 @@ fn set_phase(ns: &mut Namespace, phase: NamespaceStatusPhase) {
 }
 
 impl Hooks<Namespace> for NamespaceHooks {
+    fn allow_unconditional_update(&self) -> bool {
+        true
+    }
+
     fn prepare_for_create(&self, ns: &mut Namespace) {
         super::untracked_generation(&mut ns.metadata);
         let spec = ns.spec.get_or_insert_with(NamespaceSpec::default);

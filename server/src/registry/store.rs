@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use kapi_core::meta::{NameRule, validate_object_meta, validate_object_meta_update};
-use kapi_core::{ErrorList, ObjectStrategy, ResourceInfo};
+use kapi_core::{ErrorList, FieldError, FieldPath, ObjectStrategy, ResourceInfo};
 use kapi_storage::{
     ReadAt, Storage, StorageError, Update, UpdateError, Updated, guaranteed_update,
 };
@@ -301,6 +301,14 @@ impl Store {
                 )));
             }
             let rv = meta_str(&new, "resourceVersion");
+            if rv.is_empty() && !self.strategy.allow_unconditional_update() {
+                let errs = vec![FieldError::invalid(
+                    &FieldPath::new("metadata.resourceVersion"),
+                    0,
+                    "must be specified for an update",
+                )];
+                return Err(ApiError::invalid(&info, name, &errs));
+            }
             if !rv.is_empty() && rv != meta_str(&old, "resourceVersion") {
                 return Err(ApiError::stale(&info, name));
             }
