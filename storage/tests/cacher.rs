@@ -7,6 +7,8 @@
 #[macro_use]
 mod conformance;
 
+use conformance::{bytes, list_at, next_event};
+
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -15,8 +17,8 @@ use bytes::Bytes;
 use futures_util::{StreamExt, stream};
 use kapi_storage::embedded::EmbeddedConfig;
 use kapi_storage::{
-    Cacher, CacherConfig, Deleted, EmbeddedStorage, Event, EventKind, KeyValue, ListRequest,
-    ListResponse, ReadAt, Result, Revision, Storage, StorageError, WatchItem, WatchStream,
+    Cacher, CacherConfig, Deleted, EmbeddedStorage, EventKind, KeyValue, ListRequest, ListResponse,
+    ReadAt, Result, Revision, Storage, StorageError, WatchItem, WatchStream,
 };
 use tempfile::TempDir;
 use tokio::sync::mpsc;
@@ -73,10 +75,6 @@ async fn conformance_reads_and_watches_are_served_from_memory() {
     assert_eq!(stats.watches_delegated, 0, "{stats:?}");
 }
 
-fn bytes(s: &str) -> Bytes {
-    Bytes::copy_from_slice(s.as_bytes())
-}
-
 /// An embedded store and a ready cacher of `prefix` over it.
 async fn cached(
     prefix: &str,
@@ -110,23 +108,6 @@ async fn next(stream: &mut WatchStream) -> Result<WatchItem> {
         .await
         .expect("no watch item in time")
         .expect("watch ended")
-}
-
-/// The next event of a watch, skipping progress notifications.
-async fn next_event(stream: &mut WatchStream) -> Event {
-    loop {
-        if let WatchItem::Event(event) = next(stream).await.expect("watch failed") {
-            return event;
-        }
-    }
-}
-
-fn list_at(prefix: &str, read_at: ReadAt) -> ListRequest {
-    ListRequest {
-        prefix: prefix.to_string(),
-        read_at,
-        ..ListRequest::default()
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

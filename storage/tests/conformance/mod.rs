@@ -58,7 +58,7 @@ macro_rules! conformance_suite {
     };
 }
 
-fn bytes(s: &str) -> Bytes {
+pub fn bytes(s: &str) -> Bytes {
     Bytes::copy_from_slice(s.as_bytes())
 }
 
@@ -72,7 +72,7 @@ async fn next_item(stream: &mut WatchStream) -> WatchItem {
 }
 
 /// The next event of a watch, skipping progress notifications.
-async fn next_event(stream: &mut WatchStream) -> Event {
+pub async fn next_event(stream: &mut WatchStream) -> Event {
     loop {
         if let WatchItem::Event(event) = next_item(stream).await {
             return event;
@@ -80,7 +80,7 @@ async fn next_event(stream: &mut WatchStream) -> Event {
     }
 }
 
-fn list_at(prefix: &str, read_at: ReadAt) -> ListRequest {
+pub fn list_at(prefix: &str, read_at: ReadAt) -> ListRequest {
     ListRequest {
         prefix: prefix.to_string(),
         read_at,
