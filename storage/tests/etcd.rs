@@ -40,6 +40,13 @@ mod connection {
         format!("http://{}", listener.local_addr().unwrap())
     }
 
+    /// A fresh etcd, started off the async runtime (it polls until etcd answers).
+    async fn start_etcd() -> EtcdProcess {
+        tokio::task::spawn_blocking(EtcdProcess::start)
+            .await
+            .unwrap()
+    }
+
     fn quick() -> EtcdConfig {
         EtcdConfig::default()
             .with_request_timeout(Duration::from_secs(1))
@@ -63,9 +70,7 @@ mod connection {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn one_live_endpoint_of_several_is_enough() {
-        let etcd = tokio::task::spawn_blocking(EtcdProcess::start)
-            .await
-            .unwrap();
+        let etcd = start_etcd().await;
         let storage = EtcdStorage::connect_with(&[dead_endpoint(), etcd.endpoint()], quick())
             .await
             .unwrap();
@@ -79,9 +84,7 @@ mod connection {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn etcd_going_away_fails_calls_and_ends_watches() {
-        let etcd = tokio::task::spawn_blocking(EtcdProcess::start)
-            .await
-            .unwrap();
+        let etcd = start_etcd().await;
         let storage = EtcdStorage::connect_with(&[etcd.endpoint()], quick())
             .await
             .unwrap();
@@ -133,9 +136,7 @@ mod connection {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn watch_outlives_the_request_timeout() {
-        let etcd = tokio::task::spawn_blocking(EtcdProcess::start)
-            .await
-            .unwrap();
+        let etcd = start_etcd().await;
         // `quick` has a one-second request timeout.
         let storage = EtcdStorage::connect_with(&[etcd.endpoint()], quick())
             .await
@@ -167,9 +168,7 @@ mod connection {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn compacted_revision_is_shared_through_etcd() {
-        let etcd = tokio::task::spawn_blocking(EtcdProcess::start)
-            .await
-            .unwrap();
+        let etcd = start_etcd().await;
         let first = EtcdStorage::connect_with(&[etcd.endpoint()], quick())
             .await
             .unwrap();

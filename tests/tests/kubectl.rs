@@ -111,6 +111,16 @@ fn json(out: &str) -> Value {
         .unwrap_or_else(|e| panic!("kubectl printed invalid JSON ({e}):\n{out}"))
 }
 
+/// What kubectl prints when it creates [`MANIFEST`]'s objects (`create -f` or `apply -f`).
+const CREATED: [&str; 6] = [
+    "namespace/shop created",
+    "configmap/settings created",
+    "configmap/limits created",
+    "widget.example.kapi.dev/alpha created",
+    "widget.example.kapi.dev/beta created",
+    "widget.example.kapi.dev/gamma created",
+];
+
 #[test]
 fn discovery_api_resources_api_versions_and_explain() {
     on_every_backend(|kapi| {
@@ -228,17 +238,7 @@ fn create_from_manifest_and_every_get_output() {
     on_every_backend(|kapi| {
         let file = write_file(kapi, "shop.yaml", MANIFEST);
         let out = kapi.kubectl(&["create", "-f", &file]);
-        assert_eq!(
-            out.lines().collect::<Vec<_>>(),
-            [
-                "namespace/shop created",
-                "configmap/settings created",
-                "configmap/limits created",
-                "widget.example.kapi.dev/alpha created",
-                "widget.example.kapi.dev/beta created",
-                "widget.example.kapi.dev/gamma created",
-            ]
-        );
+        assert_eq!(out.lines().collect::<Vec<_>>(), CREATED);
         let err = kapi.kubectl_err(&["create", "-f", &file], None);
         assert!(
             err.contains(&format!(
@@ -454,17 +454,7 @@ fn apply_creates_then_patches_after_an_edit() {
     on_every_backend(|kapi| {
         let file = write_file(kapi, "shop.yaml", MANIFEST);
         let out = kapi.kubectl(&["apply", "-f", &file]);
-        assert_eq!(
-            out.lines().collect::<Vec<_>>(),
-            [
-                "namespace/shop created",
-                "configmap/settings created",
-                "configmap/limits created",
-                "widget.example.kapi.dev/alpha created",
-                "widget.example.kapi.dev/beta created",
-                "widget.example.kapi.dev/gamma created",
-            ]
-        );
+        assert_eq!(out.lines().collect::<Vec<_>>(), CREATED);
         let applied = json(&kapi.kubectl(&["get", "wd", "alpha", "-n", "shop", "-o", "json"]));
         let last =
             applied["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
