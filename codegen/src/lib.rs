@@ -32,6 +32,7 @@
 //! `kapi-codegen check --schemas DIR` only validates. Problems are reported as
 //! `file:line:column: yaml.path: message`.
 
+mod definitions;
 mod diagnostic;
 mod emit;
 mod load;
@@ -46,10 +47,10 @@ pub use diagnostic::Diagnostic;
 pub use validate::HOOKS_ANNOTATION;
 
 use kapi_core::crd::CustomResourceDefinition;
-use kapi_core::field::FieldPath;
+use kapi_core::schema::Definitions;
 
 use crate::load::Document;
-use crate::model::{ModuleTypes, ResourceDef, VersionDef, build_type_space, module_name};
+use crate::model::{ResourceDef, TypeSpace, VersionDef, build_type_space, module_name};
 use crate::output::Output;
 
 /// Why generation failed.
@@ -96,13 +97,24 @@ pub struct Builder {
     out_dir: Option<PathBuf>,
     hooks: BTreeMap<String, String>,
     file_name: Option<String>,
+    externs: Option<BTreeMap<String, String>>,
 }
+
+/// Definitions whose types come from k8s-openapi unless [`Builder::extern_definitions`]
+/// says otherwise: Kubernetes' apimachinery (ObjectMeta, LabelSelector, Time, Quantity,
+/// IntOrString, …), which kapi-core already uses.
+pub const DEFAULT_EXTERNS: [(&str, &str); 1] = [(
+    "io.k8s.apimachinery",
+    "::kapi_core::__private::k8s_openapi::apimachinery",
+)];
 
 /// The result of loading and checking schemas.
 #[derive(Debug)]
 pub struct Checked {
     resources: Vec<ResourceDef>,
     files: Vec<PathBuf>,
+    definitions: Definitions,
+    space: TypeSpace,
 }
 
 impl Checked {
@@ -144,6 +156,18 @@ impl Builder {
         self
     }
 
+    /// Uses the types under `rust_path` for every definition named under `prefix`, the
+    /// way prost-build's `extern_path` does: `("io.k8s.apimachinery",
+    /// "::k8s_openapi::apimachinery")` turns `io.k8s.apimachinery.pkg.apis.meta.v1.Time`
+    /// into `::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time`. The first call
+    /// replaces the default ([`DEFAULT_EXTERNS`]).
+    pub fn extern_definitions(mut self, prefix: &str, rust_path: &str) -> Self {
+        self.externs
+            .get_or_insert_with(BTreeMap::new)
+            .insert(prefix.to_string(), rust_path.to_string());
+        self
+    }
+
     /// Where [`Builder::generate`] writes (default: `$OUT_DIR`).
     pub fn out_dir(mut self, dir: impl AsRef<Path>) -> Self {
         self.out_dir = Some(dir.as_ref().to_path_buf());
@@ -176,46 +200,65 @@ impl Builder {
     pub fn check(&self) -> Result<Checked, Error> {
         let files = self.collect_files()?;
         let mut diags = Vec::new();
-        let mut resources = Vec::new();
+        let mut docs = Vec::new();
         for file in &files {
             let source = std::fs::read_to_string(file).map_err(|source| Error::Io {
                 path: file.clone(),
                 source,
             })?;
             match load::parse_documents(file, &source) {
-                Ok(docs) => {
-                    for doc in docs {
-                        match self.resource(doc) {
-                            Ok(r) => resources.push(r),
-                            Err(d) => diags.extend(d),
-                        }
-                    }
-                }
+                Ok(d) => docs.extend(d),
+                Err(d) => diags.extend(d),
+            }
+        }
+        let (definitions, docs) = definitions::collect(docs, &mut diags);
+        let shared = (!definitions.is_empty()).then_some(&definitions);
+        let mut resources = Vec::new();
+        for doc in docs {
+            match self.resource(doc, shared) {
+                Ok(r) => resources.push(r),
                 Err(d) => diags.extend(d),
             }
         }
         diags.extend(validate::validate(&resources));
         if diags.is_empty() {
-            build_types(&mut resources);
-            Ok(Checked { resources, files })
+            let externs = self.externs.clone().unwrap_or_else(|| {
+                DEFAULT_EXTERNS
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect()
+            });
+            let mut space = TypeSpace::new(&definitions, &externs);
+            build_types(&mut resources, &mut space);
+            let definitions = definitions::reachable(&definitions, &resources);
+            Ok(Checked {
+                resources,
+                files,
+                definitions,
+                space,
+            })
         } else {
             Err(Error::Invalid(diags))
         }
     }
 
-    fn resource(&self, doc: Document) -> Result<ResourceDef, Vec<Diagnostic>> {
-        let crd = CustomResourceDefinition::parse(&doc.value).map_err(|errs| {
-            errs.iter()
-                .map(|e| doc.diagnostic(&e.path, e.body()))
-                .collect::<Vec<_>>()
-        })?;
+    fn resource(
+        &self,
+        doc: Document,
+        definitions: Option<&Definitions>,
+    ) -> Result<ResourceDef, Vec<Diagnostic>> {
+        let crd =
+            CustomResourceDefinition::parse_with(&doc.value, definitions).map_err(|errs| {
+                errs.iter()
+                    .map(|e| doc.diagnostic(&e.path, e.body()))
+                    .collect::<Vec<_>>()
+            })?;
         let hooks = self.hooks.get(&crd.name).cloned().or_else(|| {
             crd.annotations
                 .get(HOOKS_ANNOTATION)
                 .and_then(|v| v.as_str())
                 .map(str::to_string)
         });
-        let _ = FieldPath::root();
         Ok(ResourceDef {
             doc,
             crd,
@@ -311,27 +354,29 @@ fn version_module(version: &str) -> String {
     version.replace('-', "_")
 }
 
+/// The module a resource version's types live in: `[group, version]`.
+fn resource_module(group: &str, version: &str) -> Vec<String> {
+    vec![module_name(group), version_module(version)]
+}
+
 /// Builds the type space of every version, one shared namespace per module.
-fn build_types(resources: &mut [ResourceDef]) {
-    let mut modules: BTreeMap<(String, String), ModuleTypes> = BTreeMap::new();
+fn build_types(resources: &mut [ResourceDef], space: &mut TypeSpace) {
     for res in resources.iter() {
         for v in &res.crd.versions {
-            modules
-                .entry((module_name(&res.crd.group), version_module(&v.name)))
-                .or_default()
-                .reserve(&res.crd.names.kind);
+            space.reserve(
+                &resource_module(&res.crd.group, &v.name),
+                &res.crd.names.kind,
+            );
         }
     }
     for res in resources.iter_mut() {
-        let group = module_name(&res.crd.group);
         let mut versions = Vec::new();
         for (index, v) in res.crd.versions.iter().enumerate() {
-            let module = version_module(&v.name);
-            let space = modules.entry((group.clone(), module.clone())).or_default();
-            let types = build_type_space(&res.crd.names.kind, &v.schema, space);
+            let module = resource_module(&res.crd.group, &v.name);
+            let types = build_type_space(&res.crd.names.kind, &v.schema, &module, space);
             versions.push(VersionDef {
                 index,
-                module,
+                module: version_module(&v.name),
                 types,
             });
         }
@@ -342,16 +387,13 @@ fn build_types(resources: &mut [ResourceDef]) {
 fn render(checked: &Checked) -> Output {
     let mut out = Output::default();
     let mut served = Vec::new();
+    let shared = !checked.definitions.is_empty();
     for res in &checked.resources {
         let group = module_name(&res.crd.group);
         for vdef in &res.versions {
-            let items = emit::resource_items(res, vdef);
-            out.modules
-                .entry(group.clone())
-                .or_default()
-                .entry(vdef.module.clone())
-                .or_default()
-                .extend(items);
+            let module = vec![group.clone(), vdef.module.clone()];
+            let items = emit::resource_items(res, vdef, &module, shared);
+            out.modules.entry(module).or_default().extend(items);
             if res.crd.versions[vdef.index].served {
                 served.push((
                     group.clone(),
@@ -361,6 +403,16 @@ fn render(checked: &Checked) -> Output {
             }
         }
     }
+    for (module, types) in &checked.space.definition_types {
+        let items = out.modules.entry(module.clone()).or_default();
+        for t in types {
+            items.extend(emit::type_def(t, module));
+        }
+    }
     out.root = emit::register_fn(&served);
+    if shared {
+        out.root
+            .extend(emit::definitions_fn(&checked.definitions.to_json()));
+    }
     out
 }

@@ -342,3 +342,54 @@ fn the_cli_writes_deterministic_files() {
         assert_eq!(x, y, "{rel} differs between runs");
     }
 }
+
+const DEFINITIONS: &str = "\
+apiVersion: kapi.dev/v1alpha1
+kind: SchemaDefinitions
+definitions:
+  io.example.v1.Size:
+    type: string
+    maxLength: 10
+";
+
+#[test]
+fn a_reference_to_a_shared_definition_is_resolved() {
+    let uses = broken(
+        "                size:\n                  type: string\n",
+        "                size:\n                  $ref: \"#/definitions/io.example.v1.Size\"\n",
+    );
+    assert_eq!(
+        diagnostics(&[("defs.yaml", DEFINITIONS), ("widget.yaml", &uses)]),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn an_unknown_reference_is_reported_where_it_is_written() {
+    let uses = broken(
+        "                size:\n                  type: string\n",
+        "                size:\n                  $ref: \"#/definitions/io.example.v1.Missing\"\n",
+    );
+    assert_eq!(
+        diagnostics(&[("defs.yaml", DEFINITIONS), ("widget.yaml", &uses)]),
+        vec![
+            "widget.yaml:23:19: spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size.$ref: Not found: \"io.example.v1.Missing\""
+        ]
+    );
+}
+
+#[test]
+fn a_broken_definition_is_reported_in_its_own_file() {
+    let defs = DEFINITIONS.replace("maxLength: 10", "maxLength: ten");
+    let dup = DEFINITIONS.to_string();
+    let got = diagnostics(&[("a.yaml", &defs), ("b.yaml", &dup)]);
+    assert_eq!(
+        got,
+        vec![
+            "b.yaml:4:3: definitions.io.example.v1.Size: definition io.example.v1.Size is already defined in a.yaml"
+                .to_string(),
+            "a.yaml:6:5: definitions.io.example.v1.Size.maxLength: Invalid value: \"ten\": must be of type integer, not string"
+                .to_string(),
+        ]
+    );
+}

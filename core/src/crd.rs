@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::field::{ErrorList, FieldError, FieldPath};
 use crate::resource::{PrinterColumn, ResourceInfo, ScaleInfo, Scope, Str, Subresources};
-use crate::schema::Schema;
+use crate::schema::{Definitions, Schema};
 
 /// `spec.names`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -88,6 +88,12 @@ const PRINTER_COLUMN_TYPES: [&str; 5] = ["integer", "number", "string", "boolean
 impl CustomResourceDefinition {
     /// Parses and checks a CRD document.
     pub fn parse(doc: &Value) -> Result<Self, ErrorList> {
+        Self::parse_with(doc, None)
+    }
+
+    /// Like [`CustomResourceDefinition::parse`], resolving `$ref`s in the version schemas
+    /// against `definitions` (kapi's schema files; see [`Definitions`]).
+    pub fn parse_with(doc: &Value, definitions: Option<&Definitions>) -> Result<Self, ErrorList> {
         let mut errs = ErrorList::new();
         let root = FieldPath::root();
         let api_version = doc.get("apiVersion").and_then(Value::as_str).unwrap_or("");
@@ -156,6 +162,7 @@ impl CustomResourceDefinition {
         let versions = parse_versions(
             spec.get("versions"),
             &spec_path.child("versions"),
+            definitions,
             &mut errs,
         );
         let conversion = parse_conversion(
@@ -397,7 +404,12 @@ fn parse_names(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorList) -> Names
     names
 }
 
-fn parse_versions(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorList) -> Vec<Version> {
+fn parse_versions(
+    v: Option<&Value>,
+    at: &FieldPath,
+    definitions: Option<&Definitions>,
+    errs: &mut ErrorList,
+) -> Vec<Version> {
     let items = match v {
         Some(Value::Array(items)) if !items.is_empty() => items,
         Some(Value::Array(_)) | None | Some(Value::Null) => {
@@ -449,7 +461,7 @@ fn parse_versions(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorList) -> Ve
                 errs.push(FieldError::required(&schema_path, "schemas are required"));
                 (Value::Null, Schema::default())
             }
-            Some(json) => match Schema::parse_at(&json, &schema_path) {
+            Some(json) => match Schema::parse_with(&json, &schema_path, definitions) {
                 Ok(s) => (json, s),
                 Err(e) => {
                     errs.extend(e);

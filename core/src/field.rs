@@ -202,6 +202,11 @@ impl FieldError {
         }
     }
 
+    /// `field.NotFound`.
+    pub fn not_found(path: &FieldPath, value: impl Into<Value>) -> Self {
+        Self::make(ErrorType::NotFound, path, Some(value.into()), "")
+    }
+
     /// `field.Required`.
     pub fn required(path: &FieldPath, detail: impl Into<String>) -> Self {
         Self::make(ErrorType::Required, path, None, detail)

@@ -48,6 +48,7 @@ pub use field::{ErrorList, FieldError, FieldPath};
 pub use kapi_macros::Resource;
 pub use resource::{
     PrinterColumn, Resource, ResourceInfo, ScaleInfo, Scope, Subresources, embedded_schema,
+    embedded_schema_with,
 };
 pub use strategy::{Hooks, NoHooks, ObjectStrategy, Registrar, SchemaStrategy, TypedStrategy};
 

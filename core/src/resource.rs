@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Serialize, de::DeserializeOwned};
 
-use crate::schema::Schema;
+use crate::schema::{Definitions, Schema};
 use crate::strategy::Hooks;
 
 /// A string that is `&'static` for compiled resources and owned for run-time ones.
@@ -158,11 +158,16 @@ pub trait Resource: Serialize + DeserializeOwned + Clone + Send + Sync + 'static
 /// Parses a schema embedded by the code generator. The generator checked it at build
 /// time, so a failure here means the generated code was edited by hand.
 pub fn embedded_schema(json: &str) -> Schema {
+    embedded_schema_with(json, None)
+}
+
+/// Like [`embedded_schema`], for a schema whose `$ref`s name shared `definitions`.
+pub fn embedded_schema_with(json: &str, definitions: Option<&Definitions>) -> Schema {
     let value: serde_json::Value = match serde_json::from_str(json) {
         Ok(v) => v,
         Err(e) => panic!("kapi: embedded schema is not JSON ({e}); regenerate the code"),
     };
-    match Schema::parse(&value) {
+    match Schema::parse_with(&value, &crate::field::FieldPath::root(), definitions) {
         Ok(s) => s,
         Err(errs) => panic!(
             "kapi: embedded schema is invalid; regenerate the code: {}",

@@ -7,6 +7,26 @@ mod types;
 pub use register::register_fn;
 
 pub use resource::resource_items;
+pub use types::type_def;
+
+/// The generated root's shared definitions: the JSON of every definition a schema refers
+/// to, and `schema_definitions()`, parsed once.
+pub fn definitions_fn(json: &str) -> TokenStream {
+    let json = resource::raw_string(json);
+    quote! {
+        /// The shared definitions (`$ref` targets) of the schemas generated here, as JSON.
+        pub const SCHEMA_DEFINITIONS_JSON: &str = #json;
+
+        /// The shared definitions, parsed once on first use.
+        pub fn schema_definitions() -> &'static ::kapi_core::schema::Definitions {
+            static DEFINITIONS: ::std::sync::OnceLock<::kapi_core::schema::Definitions> =
+                ::std::sync::OnceLock::new();
+            DEFINITIONS.get_or_init(|| {
+                ::kapi_core::schema::Definitions::from_embedded_json(SCHEMA_DEFINITIONS_JSON)
+            })
+        }
+    }
+}
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;

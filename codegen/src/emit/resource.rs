@@ -10,8 +10,15 @@ use super::types::{common_attrs, fields, type_def};
 use super::{doc_attrs, ident};
 use crate::model::{ResourceDef, TypeDef, VersionDef, field_ident_name};
 
-/// Every item of one resource version: its types, schema and `Resource` impl.
-pub fn resource_items(res: &ResourceDef, vdef: &VersionDef) -> TokenStream {
+/// Every item of one resource version, in module `at`: its types, schema and `Resource`
+/// impl. With `shared_definitions`, the schema's `$ref`s are resolved against the
+/// generated root's `schema_definitions()`.
+pub fn resource_items(
+    res: &ResourceDef,
+    vdef: &VersionDef,
+    at: &[String],
+    shared_definitions: bool,
+) -> TokenStream {
     let crd = &res.crd;
     let version = &crd.versions[vdef.index];
     let mut items = TokenStream::new();
@@ -30,7 +37,13 @@ pub fn resource_items(res: &ResourceDef, vdef: &VersionDef) -> TokenStream {
     );
     let name = ident(&root.name);
     let common = common_attrs(quote!(::kapi_core::Resource,));
-    let fields = fields(root);
+    let fields = fields(root, at);
+    let parse = if shared_definitions {
+        let up = at.iter().map(|_| quote!(super::));
+        quote!(::kapi_core::embedded_schema_with(#json_const, ::std::option::Option::Some(#(#up)* schema_definitions())))
+    } else {
+        quote!(::kapi_core::embedded_schema(#json_const))
+    };
     let kind = &crd.names.kind;
     let api_version = if crd.group.is_empty() {
         version.name.clone()
@@ -48,7 +61,7 @@ pub fn resource_items(res: &ResourceDef, vdef: &VersionDef) -> TokenStream {
         /// The parsed schema, built once on first use.
         pub fn #schema_fn() -> &'static ::kapi_core::schema::Schema {
             static SCHEMA: ::std::sync::OnceLock<::kapi_core::schema::Schema> = ::std::sync::OnceLock::new();
-            SCHEMA.get_or_init(|| ::kapi_core::embedded_schema(#json_const))
+            SCHEMA.get_or_init(|| #parse)
         }
 
         #doc
@@ -64,7 +77,7 @@ pub fn resource_items(res: &ResourceDef, vdef: &VersionDef) -> TokenStream {
         }
     });
     for t in nested {
-        items.extend(type_def(t));
+        items.extend(type_def(t, at));
     }
     items
 }
@@ -161,7 +174,7 @@ fn resource_attr(
 }
 
 /// `r#"..."#` with enough hashes, so embedded JSON stays readable in generated files.
-fn raw_string(s: &str) -> TokenStream {
+pub(crate) fn raw_string(s: &str) -> TokenStream {
     let mut hashes = String::from("#");
     while s.contains(&format!("\"{hashes}")) {
         hashes.push('#');

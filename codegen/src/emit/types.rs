@@ -6,8 +6,9 @@ use quote::quote;
 use super::{doc_attrs, ident};
 use crate::model::{TypeDef, TypeRef};
 
-/// The tokens of a field's type, before optionality.
-pub(crate) fn type_tokens(ty: &TypeRef) -> TokenStream {
+/// The tokens of a field's type, before optionality, written in module `at` (a path
+/// from the generated root).
+pub(crate) fn type_tokens(ty: &TypeRef, at: &[String]) -> TokenStream {
     let meta = quote!(::kapi_core::__private::k8s_openapi::apimachinery::pkg::apis::meta::v1);
     match ty {
         TypeRef::String => quote!(::std::string::String),
@@ -28,17 +29,33 @@ pub(crate) fn type_tokens(ty: &TypeRef) -> TokenStream {
         }
         TypeRef::Json => quote!(::kapi_core::__private::serde_json::Value),
         TypeRef::List(inner) => {
-            let inner = type_tokens(inner);
+            let inner = type_tokens(inner, at);
             quote!(::std::vec::Vec<#inner>)
         }
         TypeRef::Map(inner) => {
-            let inner = type_tokens(inner);
+            let inner = type_tokens(inner, at);
             quote!(::std::collections::BTreeMap<::std::string::String, #inner>)
         }
         TypeRef::Named(name) => {
             let name = ident(name);
             quote!(#name)
         }
+        TypeRef::Defined { module, name } => {
+            let name = ident(name);
+            if module == at {
+                return quote!(#name);
+            }
+            // Relative to the generated root, wherever the generated code is included.
+            let up = at.iter().map(|_| quote!(super::));
+            let down = module.iter().map(|m| {
+                let m = ident(m);
+                quote!(#m::)
+            });
+            quote!(#(#up)* #(#down)* #name)
+        }
+        TypeRef::Extern(path) => path
+            .parse()
+            .unwrap_or_else(|_| quote!(::kapi_core::__private::serde_json::Value)),
     }
 }
 
@@ -59,13 +76,13 @@ pub(crate) fn common_attrs(extra_derives: TokenStream) -> TokenStream {
     }
 }
 
-/// The fields of a struct, with serde renames and optionality.
-pub(crate) fn fields(def: &crate::model::StructDef) -> TokenStream {
+/// The fields of a struct in module `at`, with serde renames and optionality.
+pub(crate) fn fields(def: &crate::model::StructDef, at: &[String]) -> TokenStream {
     let fields = def.fields.iter().map(|f| {
         let doc = doc_attrs(f.doc.as_deref());
         let name = ident(&f.ident);
         let json = &f.json_name;
-        let ty = type_tokens(&f.ty);
+        let ty = type_tokens(&f.ty, at);
         // serde already treats a missing Option as None; only say what differs.
         let mut serde = Vec::new();
         if f.ident != f.json_name {
@@ -111,8 +128,8 @@ pub(crate) fn fields(def: &crate::model::StructDef) -> TokenStream {
     quote! { #(#fields)* #extra }
 }
 
-/// A nested struct or enum.
-pub fn type_def(def: &TypeDef) -> TokenStream {
+/// A nested struct or enum, in module `at`.
+pub fn type_def(def: &TypeDef, at: &[String]) -> TokenStream {
     match def {
         TypeDef::Struct(s) => {
             let doc = doc_attrs(s.doc.as_deref());
@@ -124,7 +141,7 @@ pub fn type_def(def: &TypeDef) -> TokenStream {
                 quote!()
             };
             let attrs = common_attrs(derives);
-            let fields = fields(s);
+            let fields = fields(s, at);
             quote! {
                 #doc
                 #attrs

@@ -5,7 +5,7 @@ mod naming;
 mod types;
 
 pub use naming::{field_ident_name, module_name};
-pub use types::{ModuleTypes, build_type_space};
+pub use types::{TypeSpace, build_type_space};
 
 use kapi_core::crd::CustomResourceDefinition;
 
@@ -25,6 +25,9 @@ pub struct ResourceDef {
 }
 
 /// The Rust side of one version of a resource.
+///
+/// Its types live in the `{group}::{version}` module; definitions it refers to live in
+/// their own modules (see [`TypeSpace`]).
 #[derive(Clone, Debug)]
 pub struct VersionDef {
     /// Index into `crd.versions`.
@@ -115,4 +118,15 @@ pub enum TypeRef {
     Map(Box<TypeRef>),
     /// A generated type in the same module.
     Named(String),
+    /// A generated type shared through a definition, in the definition's module
+    /// (`["io", "k8s", "api", "core", "v1"]`, `PodSpec`).
+    Defined {
+        /// Module path from the generated root.
+        module: Vec<String>,
+        /// Type name.
+        name: String,
+    },
+    /// A type from another crate (a definition mapped with `Builder::extern_definitions`),
+    /// as a full Rust path.
+    Extern(String),
 }

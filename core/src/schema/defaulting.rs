@@ -21,6 +21,11 @@ fn is_non_nullable_null(v: &Value, s: &Schema) -> bool {
 
 fn default_node(s: &Schema, v: &mut Value) {
     match v {
+        // A quantity written as a number (`cpu: 1`) is stored as its string, as decoding
+        // into Go's resource.Quantity does.
+        Value::Number(n) if s.format.as_deref() == Some("quantity") => {
+            *v = Value::String(n.to_string());
+        }
         Value::Object(map) => {
             for (k, prop) in &s.properties {
                 let Some(d) = &prop.default else { continue };

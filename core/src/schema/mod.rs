@@ -9,6 +9,7 @@
 
 pub mod cel;
 mod defaulting;
+pub mod definitions;
 pub mod format;
 mod from_schemars;
 mod model;
@@ -16,4 +17,5 @@ mod parse;
 mod pruning;
 mod validation;
 
+pub use definitions::Definitions;
 pub use model::*;

@@ -175,4 +175,7 @@ pub struct Schema {
     pub x_patch_strategy: Option<String>,
     /// `x-kubernetes-validations`.
     pub x_validations: Vec<ValidationRule>,
+    /// The definition this node was resolved from (`$ref: "#/definitions/NAME"`), so that
+    /// generated code and published OpenAPI share one type or definition again.
+    pub definition: Option<String>,
 }

@@ -7,6 +7,7 @@
 use serde_json::{Map, Value};
 
 use super::cel::CompiledRule;
+use super::definitions::{Definitions, ref_name};
 use super::{AdditionalProperties, ListType, MapType, Pattern, Schema, SchemaType, ValidationRule};
 use crate::field::{ErrorList, FieldError, FieldPath};
 
@@ -31,8 +32,22 @@ impl Schema {
     /// Like [`Schema::parse`], with error paths prefixed by `at`
     /// (e.g. `spec.versions[0].schema.openAPIV3Schema`).
     pub fn parse_at(value: &Value, at: &FieldPath) -> Result<Schema, ErrorList> {
+        Self::parse_with(value, at, None)
+    }
+
+    /// Like [`Schema::parse_at`], resolving `$ref: "#/definitions/NAME"` against
+    /// `definitions` (kapi's schema files; a CRD has none, and `$ref` is refused).
+    pub fn parse_with(
+        value: &Value,
+        at: &FieldPath,
+        definitions: Option<&Definitions>,
+    ) -> Result<Schema, ErrorList> {
         let mut errs = ErrorList::new();
-        let schema = parse_node(value, at, Level::Root, None, &mut errs);
+        let mut refs = Refs {
+            definitions,
+            stack: Vec::new(),
+        };
+        let schema = parse_node(value, at, Level::Root, None, &mut refs, &mut errs);
         if let Some(t) = schema.type_ {
             if t != SchemaType::Object {
                 // validation.go: the root of a CRD schema is an object.
@@ -54,6 +69,93 @@ impl Schema {
     }
 }
 
+impl Schema {
+    /// Parses one shared definition (`definitions.NAME` of a `SchemaDefinitions`
+    /// document) on its own, as a field's schema would be: any type at its root.
+    pub fn parse_definition(
+        value: &Value,
+        at: &FieldPath,
+        definitions: &Definitions,
+    ) -> Result<Schema, ErrorList> {
+        let mut errs = ErrorList::new();
+        let mut refs = Refs {
+            definitions: Some(definitions),
+            stack: Vec::new(),
+        };
+        let schema = parse_node(value, at, Level::Field, None, &mut refs, &mut errs);
+        if errs.is_empty() {
+            check_defaults(&schema, at, &mut errs);
+        }
+        if errs.is_empty() {
+            Ok(schema)
+        } else {
+            Err(errs)
+        }
+    }
+}
+
+/// The definitions `$ref` may name, and the references being resolved (to break cycles).
+struct Refs<'d> {
+    definitions: Option<&'d Definitions>,
+    stack: Vec<String>,
+}
+
+/// A node written as `$ref` (with keywords beside it): the definition with those keywords
+/// laid over it. A definition that refers back to itself (JSONSchemaProps) is cut there:
+/// the inner reference keeps every field (`x-kubernetes-preserve-unknown-fields`).
+fn parse_ref(
+    definitions: &Definitions,
+    obj: &Map<String, Value>,
+    path: &FieldPath,
+    level: Level,
+    junctor: Option<bool>,
+    refs: &mut Refs<'_>,
+    errs: &mut ErrorList,
+) -> Schema {
+    let rp = path.child("$ref");
+    let written = obj.get("$ref").cloned().unwrap_or(Value::Null);
+    let Some(name) = written.as_str().and_then(ref_name) else {
+        errs.push(FieldError::invalid(
+            &rp,
+            written.clone(),
+            "must be a string of the form #/definitions/NAME",
+        ));
+        return Schema::default();
+    };
+    let Some(Value::Object(target)) = definitions.get(name) else {
+        errs.push(FieldError::not_found(&rp, name));
+        return Schema::default();
+    };
+    let cycle = refs.stack.iter().any(|n| n == name);
+    let mut merged = if cycle {
+        let mut m = Map::new();
+        m.insert("type".into(), Value::from("object"));
+        m.insert(
+            "x-kubernetes-preserve-unknown-fields".into(),
+            Value::Bool(true),
+        );
+        if let Some(d) = target.get("description") {
+            m.insert("description".into(), d.clone());
+        }
+        m
+    } else {
+        target.clone()
+    };
+    for (k, v) in obj {
+        if k != "$ref" {
+            merged.insert(k.clone(), v.clone());
+        }
+    }
+    if cycle {
+        return parse_node(&Value::Object(merged), path, level, junctor, refs, errs);
+    }
+    refs.stack.push(name.to_string());
+    let mut s = parse_node(&Value::Object(merged), path, level, junctor, refs, errs);
+    refs.stack.pop();
+    s.definition = Some(name.to_string());
+    s
+}
+
 /// `junctor` is `Some(int_or_string_parent)` inside allOf/anyOf/oneOf/not, where only
 /// value validations are allowed.
 fn parse_node(
@@ -61,6 +163,7 @@ fn parse_node(
     path: &FieldPath,
     level: Level,
     junctor: Option<bool>,
+    refs: &mut Refs<'_>,
     errs: &mut ErrorList,
 ) -> Schema {
     let mut s = Schema::default();
@@ -68,6 +171,9 @@ fn parse_node(
         errs.push(FieldError::invalid(path, v.clone(), "must be an object"));
         return s;
     };
+    if let (true, Some(definitions)) = (obj.contains_key("$ref"), refs.definitions) {
+        return parse_ref(definitions, obj, path, level, junctor, refs, errs);
+    }
     let in_junctor = junctor.is_some();
     // An int-or-string node may spell its two types as `anyOf: [{type: integer}, {type: string}]`.
     let int_or_string =
@@ -161,6 +267,7 @@ fn parse_node(
                         &p,
                         Level::Item,
                         junctor.map(|_| false),
+                        refs,
                         errs,
                     )))
                 }
@@ -177,7 +284,14 @@ fn parse_node(
                         .iter()
                         .enumerate()
                         .map(|(i, item)| {
-                            parse_node(item, &p.index(i), Level::Field, Some(int_or_string), errs)
+                            parse_node(
+                                item,
+                                &p.index(i),
+                                Level::Field,
+                                Some(int_or_string),
+                                refs,
+                                errs,
+                            )
                         })
                         .collect(),
                     Value::Null => Vec::new(),
@@ -199,6 +313,7 @@ fn parse_node(
                         &p,
                         Level::Field,
                         Some(false),
+                        refs,
                         errs,
                     )));
                 }
@@ -208,7 +323,7 @@ fn parse_node(
                     for (name, sub) in props {
                         let sp = p.key(name);
                         let child =
-                            parse_node(sub, &sp, Level::Field, junctor.map(|_| false), errs);
+                            parse_node(sub, &sp, Level::Field, junctor.map(|_| false), refs, errs);
                         s.properties.insert(name.clone(), child);
                     }
                 }
@@ -218,7 +333,8 @@ fn parse_node(
             "additionalProperties" => match val {
                 Value::Bool(b) => s.additional_properties = Some(AdditionalProperties::Bool(*b)),
                 Value::Object(_) => {
-                    let child = parse_node(val, &p, Level::Field, junctor.map(|_| false), errs);
+                    let child =
+                        parse_node(val, &p, Level::Field, junctor.map(|_| false), refs, errs);
                     s.additional_properties = Some(AdditionalProperties::Schema(Box::new(child)));
                 }
                 Value::Null => {}
