@@ -10,6 +10,36 @@ use crate::model::ResourceDef;
 /// The annotation naming a resource's hooks type in its schema file.
 pub const HOOKS_ANNOTATION: &str = "kapi.dev/hooks";
 
+/// The annotation listing the verbs a resource serves (comma-separated; all eight
+/// standard verbs when absent), as discovery shows them: `get,list` for a read-only one.
+pub const VERBS_ANNOTATION: &str = "kapi.dev/verbs";
+
+/// The verbs [`VERBS_ANNOTATION`] may list.
+pub const KNOWN_VERBS: [&str; 8] = [
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+/// The verbs a resource's annotation lists, if it has one.
+pub fn verbs(res: &ResourceDef) -> Option<Vec<String>> {
+    let v = res.crd.annotations.get(VERBS_ANNOTATION)?;
+    Some(
+        v.as_str()
+            .unwrap_or_default()
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
 /// Problems no single CRD shows: two definitions of one resource, hooks paths that are
 /// not Rust paths.
 pub fn validate(resources: &[ResourceDef]) -> Vec<Diagnostic> {
@@ -46,6 +76,20 @@ pub fn validate(resources: &[ResourceDef]) -> Vec<Diagnostic> {
                 &FieldPath::new("spec.names.kind"),
                 "kind Self cannot be a Rust type name; choose another kind",
             ));
+        }
+        if let Some(verbs) = verbs(res) {
+            let path = FieldPath::new("metadata.annotations").key(VERBS_ANNOTATION);
+            for v in &verbs {
+                if !KNOWN_VERBS.contains(&v.as_str()) {
+                    diags.push(res.doc.diagnostic(
+                        &path,
+                        format!(
+                            "Unsupported value: {v:?}: supported values: {}",
+                            KNOWN_VERBS.map(|k| format!("\"{k}\"")).join(", ")
+                        ),
+                    ));
+                }
+            }
         }
         if let Some(hooks) = &res.hooks {
             if syn::parse_str::<syn::Path>(hooks).is_err() {

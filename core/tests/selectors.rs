@@ -400,3 +400,28 @@ fn field_selector_table() {
         "a\\\\b\\,c\\=d"
     );
 }
+
+#[test]
+fn a_label_selector_object_becomes_the_string_syntax() {
+    use kapi_core::selector::LabelSelector;
+    use serde_json::json;
+    let sel = LabelSelector::from_json(&json!({
+        "matchLabels": {"app": "web"},
+        "matchExpressions": [
+            {"key": "tier", "operator": "In", "values": ["front", "edge"]},
+            {"key": "canary", "operator": "DoesNotExist"}
+        ]
+    }))
+    .unwrap();
+    assert_eq!(sel.to_string(), "app=web,!canary,tier in (edge,front)");
+    // A ReplicationController's selector is a plain map.
+    let rc = LabelSelector::from_json(&json!({"app": "web", "tier": "db"})).unwrap();
+    assert_eq!(rc.to_string(), "app=web,tier=db");
+    assert!(LabelSelector::from_json(&json!(null)).unwrap().is_empty());
+    let bad =
+        LabelSelector::from_json(&json!({"matchExpressions": [{"key": "a", "operator": "Near"}]}));
+    assert_eq!(
+        bad.unwrap_err().message(),
+        "\"Near\" is not a valid label selector operator"
+    );
+}

@@ -29,7 +29,7 @@ pub fn resource_items(
     let json_const = format_ident!("{}_SCHEMA_JSON", snake);
     let schema_fn = format_ident!("{}_schema", snake.to_lowercase());
     let json = raw_string(&serde_json::to_string(&version.schema_json).unwrap_or_default());
-    let attrs = resource_attr(crd, version, &schema_fn, res.hooks.as_deref());
+    let attrs = resource_attr(res, crd, version, &schema_fn, res.hooks.as_deref());
     let doc = doc_attrs(
         root.doc
             .as_deref()
@@ -83,6 +83,7 @@ pub fn resource_items(
 }
 
 fn resource_attr(
+    res: &ResourceDef,
     crd: &CustomResourceDefinition,
     version: &Version,
     schema_fn: &proc_macro2::Ident,
@@ -162,6 +163,11 @@ fn resource_attr(
     }
     if !version.storage {
         parts.push(quote!(storage = false));
+    }
+    if let Some(verbs) = crate::validate::verbs(res) {
+        for v in verbs {
+            parts.push(quote!(verb = #v));
+        }
     }
     parts.push(quote!(schema = #schema_fn));
     if let Some(h) = hooks {

@@ -178,4 +178,7 @@ pub struct Schema {
     /// The definition this node was resolved from (`$ref: "#/definitions/NAME"`), so that
     /// generated code and published OpenAPI share one type or definition again.
     pub definition: Option<String>,
+    /// The keywords written next to that `$ref` and laid over the definition (a field's
+    /// own description, default or patch strategy), which are not the definition's.
+    pub definition_overlay: Vec<String>,
 }

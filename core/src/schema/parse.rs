@@ -153,6 +153,7 @@ fn parse_ref(
     let mut s = parse_node(&Value::Object(merged), path, level, junctor, refs, errs);
     refs.stack.pop();
     s.definition = Some(name.to_string());
+    s.definition_overlay = obj.keys().filter(|k| *k != "$ref").cloned().collect();
     s
 }
 

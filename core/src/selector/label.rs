@@ -335,6 +335,57 @@ impl LabelSelector {
         Self { requirements }
     }
 
+    /// A `metav1.LabelSelector` object (`matchLabels`, `matchExpressions`) as a selector,
+    /// as `metav1.LabelSelectorAsSelector` converts it; a plain `{key: value}` map (a
+    /// ReplicationController's selector) selects those labels. `null` or `{}` selects
+    /// everything.
+    pub fn from_json(selector: &serde_json::Value) -> Result<Self, SelectorError> {
+        use serde_json::Value;
+        let Some(obj) = selector.as_object() else {
+            return Ok(Self::everything());
+        };
+        let is_label_selector = obj
+            .keys()
+            .all(|k| k == "matchLabels" || k == "matchExpressions")
+            && obj.values().all(|v| !v.is_string());
+        let mut reqs = Vec::new();
+        let labels = if is_label_selector {
+            obj.get("matchLabels").and_then(Value::as_object)
+        } else {
+            Some(obj)
+        };
+        for (k, v) in labels.into_iter().flatten() {
+            let v = v.as_str().unwrap_or_default();
+            reqs.push(Requirement::new(k.as_str(), Operator::Equals, [v])?);
+        }
+        let exprs = obj.get("matchExpressions").and_then(Value::as_array);
+        for e in exprs.into_iter().flatten().filter(|_| is_label_selector) {
+            let key = e.get("key").and_then(Value::as_str).unwrap_or_default();
+            let op = match e
+                .get("operator")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+            {
+                "In" => Operator::In,
+                "NotIn" => Operator::NotIn,
+                "Exists" => Operator::Exists,
+                "DoesNotExist" => Operator::DoesNotExist,
+                other => {
+                    return Err(SelectorError::new(format!(
+                        "{other:?} is not a valid label selector operator"
+                    )));
+                }
+            };
+            let values: Vec<&str> = e
+                .get("values")
+                .and_then(Value::as_array)
+                .map(|vs| vs.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            reqs.push(Requirement::new(key, op, values)?);
+        }
+        Ok(Self::from_requirements(reqs))
+    }
+
     /// The requirements, sorted by key.
     pub fn requirements(&self) -> &[Requirement] {
         &self.requirements

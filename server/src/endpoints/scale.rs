@@ -43,13 +43,21 @@ fn scale_of(obj: &Value, scale: &ScaleInfo) -> Value {
     let mut status = json!({
         "replicas": obj.pointer(&pointer(&scale.status_replicas_path)).cloned().unwrap_or(json!(0)),
     });
-    if let Some(sel) = scale
+    let selector = scale
         .label_selector_path
         .as_ref()
-        .and_then(|p| obj.pointer(&pointer(p)))
-        .and_then(Value::as_str)
-    {
-        status["selector"] = json!(sel);
+        .and_then(|p| obj.pointer(&pointer(p)));
+    match selector {
+        Some(Value::String(sel)) => status["selector"] = json!(sel),
+        // Built-ins keep their selector as an object (a LabelSelector, or a map for a
+        // ReplicationController); Scale shows it in the string syntax, as their scale
+        // registries do.
+        Some(sel @ Value::Object(_)) => {
+            if let Ok(sel) = kapi_core::selector::LabelSelector::from_json(sel) {
+                status["selector"] = json!(sel.to_string());
+            }
+        }
+        _ => {}
     }
     json!({
         "kind": "Scale",

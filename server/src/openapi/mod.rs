@@ -78,11 +78,12 @@ fn build(
         .any(|s| s.info().subresources.scale.is_some());
     let mut defs = meta::definitions(flavor.prefix(), with_scale);
     let mut routes = Vec::new();
+    let mut shared = schema::Shared::default();
     for s in resources {
         let info: &ResourceInfo = s.info();
         defs.insert(
             definition_name(&info.group, &info.version, &info.kind),
-            schema::kind_definition(info, s.schema(), flavor),
+            schema::kind_definition(info, s.schema(), flavor, &mut shared),
         );
         defs.insert(
             definition_name(&info.group, &info.version, &info.list_kind),
@@ -90,6 +91,7 @@ fn build(
         );
         routes.extend(routes::routes(info, opts));
     }
+    shared.into_definitions(&mut defs);
     if flavor == Flavor::V3 {
         defs.values_mut().for_each(schema::wrap_refs);
     }

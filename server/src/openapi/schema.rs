@@ -5,6 +5,8 @@
 
 use kapi_core::ResourceInfo;
 use kapi_core::schema::{AdditionalProperties, ListType, MapType, Schema, SchemaType};
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value, json};
 
 use super::meta::{LIST_META, OBJECT_META, STATUS, property};
@@ -52,13 +54,18 @@ const METADATA_DESCRIPTION: &str = "Standard object's metadata. More info: https
 const LIST_METADATA_DESCRIPTION: &str = "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds";
 
 /// The definition of `info`'s kind.
-pub(crate) fn kind_definition(info: &ResourceInfo, schema: &Schema, flavor: Flavor) -> Value {
+pub(crate) fn kind_definition(
+    info: &ResourceInfo,
+    schema: &Schema,
+    flavor: Flavor,
+    shared: &mut Shared,
+) -> Value {
     let mut def = if flavor == Flavor::V2 && schema.x_preserve_unknown_fields {
         // Properties next to preserve-unknown make kubectl v2 validation reject every
         // unknown field, so kube-apiserver publishes a bare object.
         Map::from_iter([("type".to_string(), Value::from("object"))])
     } else {
-        let mut def = match convert(schema, flavor) {
+        let mut def = match convert(schema, flavor, shared) {
             Value::Object(m) => m,
             _ => Map::new(),
         };
@@ -115,8 +122,82 @@ pub(crate) fn list_definition(info: &ResourceInfo, flavor: Flavor) -> Value {
     })
 }
 
-/// One schema node, and everything below it.
-pub(crate) fn convert(s: &Schema, flavor: Flavor) -> Value {
+/// Shared definitions met while converting (`Schema::definition`), published once each
+/// under their own name and referred to with `$ref`, as kube-apiserver publishes its
+/// built-in types.
+#[derive(Default)]
+pub(crate) struct Shared {
+    /// `name → (definition, came from a use with keywords laid over it)`.
+    defs: BTreeMap<String, (Value, bool)>,
+}
+
+impl Shared {
+    /// Adds the collected definitions to `defs`, keeping any already there.
+    pub fn into_definitions(self, defs: &mut BTreeMap<String, Value>) {
+        for (name, (def, _)) in self.defs {
+            defs.entry(name).or_insert(def);
+        }
+    }
+}
+
+/// One schema node, and everything below it; a node resolved from a shared definition
+/// becomes a `$ref` to it (with the keywords written next to the reference).
+pub(crate) fn convert(s: &Schema, flavor: Flavor, shared: &mut Shared) -> Value {
+    let Some(name) = &s.definition else {
+        return convert_node(s, flavor, shared);
+    };
+    let overlaid = !s.definition_overlay.is_empty();
+    let known = shared.defs.get(name).map(|(_, o)| *o);
+    let mut node = Map::new();
+    let body = if known.is_none() || (known == Some(true) && !overlaid) {
+        // Placeholder first: a definition that contains itself refers to the name.
+        shared
+            .defs
+            .entry(name.clone())
+            .or_insert((Value::Null, overlaid));
+        Some(convert_node(s, flavor, shared))
+    } else {
+        None
+    };
+    if let Some(mut body) = body {
+        if let Value::Object(m) = &mut body {
+            for key in &s.definition_overlay {
+                if let Some(v) = m.remove(key) {
+                    node.insert(key.clone(), v);
+                }
+            }
+        }
+        shared.defs.insert(name.clone(), (body, overlaid));
+    } else if overlaid {
+        // The overlaid keywords, converted as the node would be.
+        if let Value::Object(m) = convert_node(&shallow(s), flavor, shared) {
+            for key in &s.definition_overlay {
+                if let Some(v) = m.get(key) {
+                    node.insert(key.clone(), v.clone());
+                }
+            }
+        }
+    }
+    node.insert("$ref".into(), format!("{}{name}", flavor.prefix()).into());
+    Value::Object(node)
+}
+
+/// `s` without its children: enough to convert the keywords of the node itself.
+fn shallow(s: &Schema) -> Schema {
+    Schema {
+        properties: Default::default(),
+        items: None,
+        additional_properties: None,
+        all_of: Vec::new(),
+        any_of: Vec::new(),
+        one_of: Vec::new(),
+        not: None,
+        definition: None,
+        ..s.clone()
+    }
+}
+
+fn convert_node(s: &Schema, flavor: Flavor, shared: &mut Shared) -> Value {
     let v2 = flavor == Flavor::V2;
     let mut m = Map::new();
     let mut type_ = s.type_;
@@ -167,7 +248,7 @@ pub(crate) fn convert(s: &Schema, flavor: Flavor) -> Value {
         let props: Map<String, Value> = s
             .properties
             .iter()
-            .map(|(k, v)| (k.clone(), convert(v, flavor)))
+            .map(|(k, v)| (k.clone(), convert(v, flavor, shared)))
             .collect();
         m.insert("properties".into(), props.into());
     }
@@ -176,20 +257,20 @@ pub(crate) fn convert(s: &Schema, flavor: Flavor) -> Value {
         m.insert("required".into(), required.into());
     }
     if let (Some(items), true) = (&s.items, keep_children) {
-        m.insert("items".into(), convert(items, flavor));
+        m.insert("items".into(), convert(items, flavor, shared));
     }
     match &s.additional_properties {
         Some(AdditionalProperties::Bool(b)) => {
             m.insert("additionalProperties".into(), (*b).into());
         }
         Some(AdditionalProperties::Schema(a)) => {
-            m.insert("additionalProperties".into(), convert(a, flavor));
+            m.insert("additionalProperties".into(), convert(a, flavor, shared));
         }
         None => {}
     }
     insert_value_validations(&mut m, s);
     if !v2 {
-        insert_junctors(&mut m, s, flavor);
+        insert_junctors(&mut m, s, flavor, shared);
     }
     insert_extensions(&mut m, s, v2);
     Value::Object(m)
@@ -259,11 +340,13 @@ fn insert_value_validations(m: &mut Map<String, Value>, s: &Schema) {
 
 /// `allOf`, `anyOf`, `oneOf`, `not`, with int-or-string unfolded as the structural
 /// schema's `Unfold` does, so v3 readers see which types the node takes.
-fn insert_junctors(m: &mut Map<String, Value>, s: &Schema, flavor: Flavor) {
-    let list =
-        |items: &[Schema]| -> Vec<Value> { items.iter().map(|x| convert(x, flavor)).collect() };
+fn insert_junctors(m: &mut Map<String, Value>, s: &Schema, flavor: Flavor, shared: &mut Shared) {
+    let mut list = |items: &[Schema]| -> Vec<Value> {
+        items.iter().map(|x| convert(x, flavor, shared)).collect()
+    };
     let mut all_of = list(&s.all_of);
     let mut any_of = list(&s.any_of);
+    let one_of = list(&s.one_of);
     if s.x_int_or_string && !is_int_or_string_any_of(&s.any_of) && !first_all_of_is_int_or_string(s)
     {
         let int_or_string = vec![json!({"type": "integer"}), json!({"type": "string"})];
@@ -279,11 +362,11 @@ fn insert_junctors(m: &mut Map<String, Value>, s: &Schema, flavor: Flavor) {
     if !any_of.is_empty() {
         m.insert("anyOf".into(), any_of.into());
     }
-    if !s.one_of.is_empty() {
-        m.insert("oneOf".into(), list(&s.one_of).into());
+    if !one_of.is_empty() {
+        m.insert("oneOf".into(), one_of.into());
     }
     if let Some(n) = &s.not {
-        m.insert("not".into(), convert(n, flavor));
+        m.insert("not".into(), convert(n, flavor, shared));
     }
 }
 
