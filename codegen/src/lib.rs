@@ -35,6 +35,8 @@
 mod definitions;
 mod diagnostic;
 mod emit;
+/// Importing Kubernetes' built-in kinds from kube-apiserver's OpenAPI v3 documents.
+pub mod import;
 mod load;
 mod model;
 mod output;

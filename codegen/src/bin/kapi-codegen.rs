@@ -1,4 +1,5 @@
-//! `kapi-codegen`: generate Rust from kapi schema files, or check them.
+//! `kapi-codegen`: generate Rust from kapi schema files, check them, or import
+//! Kubernetes' built-in kinds from OpenAPI v3 documents.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,6 +34,61 @@ enum Command {
         #[arg(long = "schemas", required = true)]
         schemas: Vec<PathBuf>,
     },
+    /// Import built-in kinds from kube-apiserver's OpenAPI v3 documents into schema files.
+    ImportOpenapi {
+        /// An OpenAPI v3 document (`apis__apps__v1_openapi.json`); may be repeated.
+        #[arg(long = "openapi", required = true, num_args = 1..)]
+        openapi: Vec<PathBuf>,
+        /// The import configuration (`codegen/builtins.yaml`).
+        #[arg(long)]
+        config: PathBuf,
+        /// Output folder (`schemas/kubernetes`).
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+fn import_openapi(
+    openapi: &[PathBuf],
+    config: &std::path::Path,
+    out: &std::path::Path,
+) -> Result<(), kapi_codegen::import::ImportError> {
+    let import = kapi_codegen::import::import(openapi, config)?;
+    let summary = import.write(out)?;
+    let report = &import.report;
+    println!(
+        "{} kinds, {} definitions, {} files in {}: {} written, {} unchanged, {} stale removed",
+        report.kinds,
+        report.definitions,
+        import.files.len(),
+        out.display(),
+        summary.written.len(),
+        summary.unchanged.len(),
+        summary.removed.len()
+    );
+    let dropped: Vec<String> = report
+        .dropped
+        .iter()
+        .map(|(k, n)| format!("{k} ×{n}"))
+        .collect();
+    println!(
+        "dropped: {}; default: {{}} ×{}; zero defaults of required fields ×{}",
+        if dropped.is_empty() {
+            "nothing".to_string()
+        } else {
+            dropped.join(", ")
+        },
+        report.empty_defaults,
+        report.zero_defaults
+    );
+    for (resource, subs) in &report.unserved_subresources {
+        let subs: Vec<&str> = subs.iter().map(String::as_str).collect();
+        println!("not served: {resource}/{{{}}}", subs.join(","));
+    }
+    for op in &report.unclassified {
+        println!("unclassified: {op}");
+    }
+    Ok(())
 }
 
 fn builder(schemas: &[PathBuf]) -> kapi_codegen::Builder {
@@ -44,6 +100,19 @@ fn builder(schemas: &[PathBuf]) -> kapi_codegen::Builder {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
+        Command::ImportOpenapi {
+            openapi,
+            config,
+            out,
+        } => {
+            return match import_openapi(openapi, config, out) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("{e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
         Command::Generate { schemas, out } => {
             builder(schemas).generate_module_tree(out).map(|files| {
                 println!("wrote {} files to {}", files.len(), out.display());

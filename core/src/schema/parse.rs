@@ -419,7 +419,10 @@ fn parse_node(
     if let Some(int_or_string_parent) = junctor {
         check_junctor_node(&s, obj, path, int_or_string_parent, errs);
     } else {
-        check_structural(&s, path, level, type_given, errs);
+        // Kubernetes' own types (schema files with shared definitions) have list-map keys
+        // that may be left out (ServiceAccount.secrets[].name); CRDs may not.
+        let optional_map_keys = refs.definitions.is_some();
+        check_structural(&s, path, level, type_given, optional_map_keys, errs);
     }
     if let Some((val, p)) = rules_json {
         s.x_validations = parse_rules(val, &p, &s, errs);
@@ -433,6 +436,7 @@ fn check_structural(
     path: &FieldPath,
     level: Level,
     type_given: bool,
+    optional_map_keys: bool,
     errs: &mut ErrorList,
 ) {
     if !type_given
@@ -504,7 +508,7 @@ fn check_structural(
         }
         _ => {}
     }
-    check_list_type(s, path, errs);
+    check_list_type(s, path, optional_map_keys, errs);
 }
 
 /// Inside allOf/anyOf/oneOf/not only value validations may appear
@@ -563,7 +567,7 @@ fn check_junctor_node(
 }
 
 /// v1 CRD validation of x-kubernetes-list-type and x-kubernetes-list-map-keys.
-fn check_list_type(s: &Schema, path: &FieldPath, errs: &mut ErrorList) {
+fn check_list_type(s: &Schema, path: &FieldPath, optional_map_keys: bool, errs: &mut ErrorList) {
     let keys_path = path.child("x-kubernetes-list-map-keys");
     if s.x_list_type != Some(ListType::Map) && !s.x_list_map_keys.is_empty() {
         errs.push(FieldError::forbidden(
@@ -632,7 +636,10 @@ fn check_list_type(s: &Schema, path: &FieldPath, errs: &mut ErrorList) {
                                 "must be a scalar type if parent array's x-kubernetes-list-type is map",
                             ));
                         }
-                        if !items.required.contains(k) && prop.default.is_none() {
+                        if !optional_map_keys
+                            && !items.required.contains(k)
+                            && prop.default.is_none()
+                        {
                             errs.push(FieldError::required(
                                 &items_path.child("required"),
                                 format!("all map keys must be required or have a default value, but {k:?} is neither"),

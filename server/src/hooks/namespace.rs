@@ -6,7 +6,8 @@
 use kapi_core::meta::dns1123_label_errors;
 use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
 
-use crate::generated::core::v1::{Namespace, NamespaceSpec, NamespaceStatus, NamespaceStatusPhase};
+use crate::generated::api::core::v1::{NamespaceSpec, NamespaceStatus};
+use crate::generated::core::v1::Namespace;
 
 /// Namespaces kube-apiserver's NamespaceLifecycle admission refuses to delete.
 const IMMORTAL: &[&str] = &["default", "kube-system", "kube-public"];
@@ -18,8 +19,8 @@ pub const KUBERNETES_FINALIZER: &str = "kubernetes";
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NamespaceHooks;
 
-fn set_phase(ns: &mut Namespace, phase: NamespaceStatusPhase) {
-    ns.status.get_or_insert_with(NamespaceStatus::default).phase = Some(phase);
+fn set_phase(ns: &mut Namespace, phase: &str) {
+    ns.status.get_or_insert_with(NamespaceStatus::default).phase = Some(phase.to_string());
 }
 
 impl Hooks<Namespace> for NamespaceHooks {
@@ -34,7 +35,7 @@ impl Hooks<Namespace> for NamespaceHooks {
         if !finalizers.iter().any(|f| f == KUBERNETES_FINALIZER) {
             finalizers.push(KUBERNETES_FINALIZER.to_string());
         }
-        set_phase(ns, NamespaceStatusPhase::Active);
+        set_phase(ns, "Active");
     }
 
     fn prepare_for_update(&self, new: &mut Namespace, old: &Namespace) {
@@ -60,7 +61,7 @@ impl Hooks<Namespace> for NamespaceHooks {
     }
 
     fn prepare_for_delete(&self, ns: &mut Namespace) {
-        set_phase(ns, NamespaceStatusPhase::Terminating);
+        set_phase(ns, "Terminating");
     }
 
     fn finalize(&self, new: &mut Namespace, old: &Namespace) -> bool {

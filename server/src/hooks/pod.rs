@@ -1,0 +1,18 @@
+//! Pods and pod templates, as kube-apiserver's pod strategies treat them.
+
+use kapi_core::Hooks;
+
+use crate::generated::core::v1::Pod;
+use crate::generated::core::v1::PodTemplate;
+
+/// The hooks of Pod.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PodHooks;
+
+impl Hooks<Pod> for PodHooks {}
+
+/// The hooks of PodTemplate.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PodTemplateHooks;
+
+impl Hooks<PodTemplate> for PodTemplateHooks {}
