@@ -46,7 +46,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 pub use diagnostic::Diagnostic;
-pub use validate::{HOOKS_ANNOTATION, VERBS_ANNOTATION};
+pub use validate::{HOOKS_ANNOTATION, SUBRESOURCES_ANNOTATION, VERBS_ANNOTATION};
 
 use kapi_core::crd::CustomResourceDefinition;
 use kapi_core::schema::Definitions;

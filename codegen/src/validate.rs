@@ -26,6 +26,23 @@ pub const KNOWN_VERBS: [&str; 8] = [
     "watch",
 ];
 
+/// The annotation listing a resource's subresources besides status and scale, with the
+/// verbs of each: `approval=get,patch,update;binding=create`.
+pub const SUBRESOURCES_ANNOTATION: &str = "kapi.dev/subresources";
+
+/// The `name=verb,verb` entries of a resource's subresources annotation.
+pub fn extra_subresources(res: &ResourceDef) -> Vec<String> {
+    res.crd
+        .annotations
+        .get(SUBRESOURCES_ANNOTATION)
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
+        .split(';')
+        .map(|s| s.split_whitespace().collect::<String>())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
 /// The verbs a resource's annotation lists, if it has one.
 pub fn verbs(res: &ResourceDef) -> Option<Vec<String>> {
     let v = res.crd.annotations.get(VERBS_ANNOTATION)?;
@@ -89,6 +106,27 @@ pub fn validate(resources: &[ResourceDef]) -> Vec<Diagnostic> {
                         ),
                     ));
                 }
+            }
+        }
+        for entry in extra_subresources(res) {
+            let path = FieldPath::new("metadata.annotations").key(SUBRESOURCES_ANNOTATION);
+            let ok = entry.split_once('=').is_some_and(|(name, verbs)| {
+                !name.is_empty()
+                    && !matches!(name, "status" | "scale")
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+                    && verbs
+                        .split(',')
+                        .all(|v| matches!(v, "create" | "get" | "patch" | "update"))
+            });
+            if !ok {
+                diags.push(res.doc.diagnostic(
+                    &path,
+                    format!(
+                        "Invalid value: {entry:?}: must be name=verb,verb with verbs create, get, patch or update"
+                    ),
+                ));
             }
         }
         if let Some(hooks) = &res.hooks {

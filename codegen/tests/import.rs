@@ -138,7 +138,8 @@ fn builtins_have_kube_shapes() {
     assert_eq!(
         pods["metadata"]["annotations"],
         json!({"kapi.dev/verbs": "create,delete,deletecollection,get,list,patch,update,watch",
-               "kapi.dev/subresources": "binding"})
+               "kapi.dev/hooks": "crate::hooks::PodHooks",
+               "kapi.dev/subresources": "binding=create"})
     );
     let v = &pods["spec"]["versions"][0];
     assert_eq!(v["subresources"], json!({"status": {}}));
@@ -194,7 +195,7 @@ fn builtins_have_kube_shapes() {
     );
     assert_eq!(
         csr["metadata"]["annotations"]["kapi.dev/subresources"],
-        "approval"
+        "approval=get,patch,update"
     );
 
     // the special definitions
@@ -586,7 +587,7 @@ fn verbs_scope_and_subresources_come_from_the_paths() {
         widget["metadata"]["annotations"],
         json!({
             "kapi.dev/hooks": "crate::hooks::WidgetHooks",
-            "kapi.dev/subresources": "approve",
+            "kapi.dev/subresources": "approve=update",
             "kapi.dev/verbs": "create,delete,deletecollection,get,list,patch,update,watch",
         })
     );

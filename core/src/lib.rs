@@ -50,7 +50,9 @@ pub use resource::{
     PrinterColumn, Resource, ResourceInfo, ScaleInfo, Scope, Subresources, embedded_schema,
     embedded_schema_with,
 };
-pub use strategy::{Hooks, NoHooks, ObjectStrategy, Registrar, SchemaStrategy, TypedStrategy};
+pub use strategy::{
+    Hooks, NoHooks, ObjectStrategy, Registrar, SchemaStrategy, SubresourceError, TypedStrategy,
+};
 
 /// schemars, for `#[derive(JsonSchema)]` on hand-written resources:
 /// `use kapi_core::schemars::{self, JsonSchema};`.

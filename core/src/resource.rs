@@ -40,6 +40,21 @@ pub struct Subresources {
     pub status: bool,
     /// `/scale`.
     pub scale: Option<ScaleInfo>,
+    /// Other subresources, whose behaviour the resource's hooks give
+    /// ([`Hooks::update_subresource`](crate::Hooks::update_subresource),
+    /// [`Hooks::create_on_subresource`](crate::Hooks::create_on_subresource)):
+    /// `pods/binding`, `certificatesigningrequests/approval`, `namespaces/finalize`.
+    pub extra: Cow<'static, [ExtraSubresource]>,
+}
+
+/// A subresource besides status and scale, with the verbs discovery lists for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExtraSubresource {
+    /// Its name (`binding`).
+    pub name: Str,
+    /// `create` (a POST of another kind, like a Binding), or `get`/`update`/`patch`
+    /// (a write of the object itself, like an approval).
+    pub verbs: Cow<'static, [Str]>,
 }
 
 /// One `additionalPrinterColumns` entry.

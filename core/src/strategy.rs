@@ -76,11 +76,31 @@ pub trait Hooks<R>: Default + Send + Sync + 'static {
         None
     }
 
-    /// Handles a write to the object's `/finalize` subresource (Namespace: only
-    /// `spec.finalizers` is taken from the new object). Returns false for resources
-    /// without one, which then answer 404.
-    fn finalize(&self, _new: &mut R, _old: &R) -> bool {
+    /// Handles a write (PUT or PATCH) to one of the resource's other subresources
+    /// (`ResourceInfo::subresources.extra`): keeps from `new` only what that subresource
+    /// may change and takes the rest from `old` (Namespace `finalize`: `spec.finalizers`;
+    /// CertificateSigningRequest `approval`: the approval conditions). Returns false when
+    /// the hooks have no such subresource, which then answers 404.
+    fn update_subresource(&self, _subresource: &str, _new: &mut R, _old: &R) -> bool {
         false
+    }
+
+    /// Extra validation of a write to another subresource, after
+    /// [`Hooks::update_subresource`] and the usual update validation.
+    fn validate_subresource_update(&self, _subresource: &str, _new: &R, _old: &R) -> ErrorList {
+        ErrorList::new()
+    }
+
+    /// Handles a POST of another kind to a subresource (`pods/binding` posts a Binding):
+    /// changes `obj` as `body` asks. The default answers that there is no such
+    /// subresource.
+    fn create_on_subresource(
+        &self,
+        _subresource: &str,
+        _body: &Value,
+        _obj: &mut R,
+    ) -> Result<(), SubresourceError> {
+        Err(SubresourceError::NotFound)
     }
 }
 
@@ -141,11 +161,41 @@ pub trait ObjectStrategy: Send + Sync + 'static {
         None
     }
 
-    /// Prepares a write to `/finalize`; false when the resource has none. See
-    /// [`Hooks::finalize`].
-    fn prepare_for_finalize(&self, _new: &mut Value, _old: &Value) -> bool {
+    /// Prepares a write to another subresource; false when the resource has none. See
+    /// [`Hooks::update_subresource`].
+    fn prepare_for_subresource_update(&self, _sub: &str, _new: &mut Value, _old: &Value) -> bool {
         false
     }
+
+    /// Validates a write to another subresource. See
+    /// [`Hooks::validate_subresource_update`].
+    fn validate_subresource_update(&self, _sub: &str, _new: &Value, _old: &Value) -> ErrorList {
+        ErrorList::new()
+    }
+
+    /// Applies a POST to another subresource. See [`Hooks::create_on_subresource`].
+    fn create_on_subresource(
+        &self,
+        _sub: &str,
+        _body: &Value,
+        _obj: &mut Value,
+    ) -> Result<(), SubresourceError> {
+        Err(SubresourceError::NotFound)
+    }
+}
+
+/// Why a POST to a subresource ([`Hooks::create_on_subresource`]) was refused.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SubresourceError {
+    /// The resource has no such subresource (404).
+    NotFound,
+    /// The object is not in a state the request applies to (409): "pod p is already
+    /// assigned to node \"n\"".
+    Conflict(String),
+    /// The posted object is invalid (422), with field errors.
+    Invalid(ErrorList),
+    /// The request makes no sense (400).
+    BadRequest(String),
 }
 
 /// Where strategies are installed; implemented by the server's registry. The generated
@@ -407,12 +457,32 @@ impl<R: Resource> ObjectStrategy for TypedStrategy<R> {
         let typed = serde_json::from_value::<R>(obj.clone()).ok()?;
         self.hooks.table_cell(column, &typed)
     }
-    fn prepare_for_finalize(&self, new: &mut Value, old: &Value) -> bool {
+    fn prepare_for_subresource_update(&self, sub: &str, new: &mut Value, old: &Value) -> bool {
         let Ok(old_typed) = serde_json::from_value::<R>(old.clone()) else {
             return false;
         };
         let mut handled = false;
-        Self::with_typed(new, |n| handled = self.hooks.finalize(n, &old_typed));
+        Self::with_typed(new, |n| {
+            handled = self.hooks.update_subresource(sub, n, &old_typed)
+        });
         handled
+    }
+    fn validate_subresource_update(&self, sub: &str, new: &Value, old: &Value) -> ErrorList {
+        match (Self::typed(new), Self::typed(old)) {
+            (Ok(n), Ok(o)) => self.hooks.validate_subresource_update(sub, &n, &o),
+            (Err(e), _) | (_, Err(e)) => vec![e],
+        }
+    }
+    fn create_on_subresource(
+        &self,
+        sub: &str,
+        body: &Value,
+        obj: &mut Value,
+    ) -> Result<(), SubresourceError> {
+        let mut typed = Self::typed(obj).map_err(|e| SubresourceError::Invalid(vec![e]))?;
+        self.hooks.create_on_subresource(sub, body, &mut typed)?;
+        *obj = serde_json::to_value(&typed)
+            .map_err(|e| SubresourceError::BadRequest(e.to_string()))?;
+        Ok(())
     }
 }

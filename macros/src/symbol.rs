@@ -49,6 +49,9 @@ pub const PRINTCOLUMN: Symbol = Symbol("printcolumn");
 pub const SELECTABLE_FIELD: Symbol = Symbol("selectable_field");
 /// `verb = "get"` (repeatable; all eight standard verbs when absent).
 pub const VERB: Symbol = Symbol("verb");
+/// `subresource = "binding=create"` (repeatable): a subresource besides status and
+/// scale, with its verbs.
+pub const SUBRESOURCE: Symbol = Symbol("subresource");
 /// `hooks = path::to::Type`.
 pub const HOOKS: Symbol = Symbol("hooks");
 /// `schema = path::to::function`.
@@ -92,6 +95,7 @@ pub const RESOURCE_KEYS: &[Symbol] = &[
     PRINTCOLUMN,
     SELECTABLE_FIELD,
     VERB,
+    SUBRESOURCE,
     DEPRECATED,
     DEPRECATION_WARNING,
     SERVED,

@@ -164,6 +164,9 @@ fn resource_attr(
     if !version.storage {
         parts.push(quote!(storage = false));
     }
+    for entry in crate::validate::extra_subresources(res) {
+        parts.push(quote!(subresource = #entry));
+    }
     if let Some(verbs) = crate::validate::verbs(res) {
         for v in verbs {
             parts.push(quote!(verb = #v));

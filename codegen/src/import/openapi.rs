@@ -29,6 +29,8 @@ pub struct Resource {
     pub verbs: BTreeSet<String>,
     /// Subresources the paths show (`status`, `scale`, `binding`, ...).
     pub subresources: BTreeSet<String>,
+    /// Each subresource's verbs (`binding` → `create`).
+    pub subresource_verbs: BTreeMap<String, BTreeSet<String>>,
     /// The kinds of the main resource's operations (`x-kubernetes-group-version-kind`).
     pub kinds: BTreeSet<String>,
 }
@@ -131,17 +133,25 @@ impl Documents {
             .entry((p.group.clone(), p.version.clone(), p.plural.clone()))
             .or_default();
         res.namespaced |= p.namespaced;
-        if let Some(sub) = p.subresource {
-            res.subresources.insert(sub);
-            return true;
-        }
         let verb = match action {
             "get" | "list" | "patch" | "delete" | "deletecollection" => action,
             "watch" | "watchlist" => "watch",
             "post" => "create",
             "put" => "update",
+            // Subresources such as pods/exec have connect actions; their names suffice.
+            _ if p.subresource.is_some() => "",
             _ => return false,
         };
+        if let Some(sub) = p.subresource {
+            if !verb.is_empty() {
+                res.subresource_verbs
+                    .entry(sub.clone())
+                    .or_default()
+                    .insert(verb.to_string());
+            }
+            res.subresources.insert(sub);
+            return true;
+        }
         res.verbs.insert(verb.to_string());
         if let Some(kind) = op
             .pointer("/x-kubernetes-group-version-kind/kind")

@@ -92,6 +92,8 @@ pub struct Attrs {
     pub selectable_fields: Vec<LitStr>,
     /// Every `verb`.
     pub verbs: Vec<LitStr>,
+    /// Every `subresource = "name=verb,verb"`.
+    pub extra_subresources: Vec<LitStr>,
     /// `hooks`.
     pub hooks: Option<syn::Type>,
     /// `schema`.
@@ -190,6 +192,13 @@ fn parse_key(cx: &Ctxt, out: &mut Attrs, meta: &ParseNestedMeta<'_>) -> syn::Res
     } else if *path == symbol::VERB {
         out.verbs
             .extend(lit_str(cx, meta, symbol::VERB, "\"get\"")?);
+    } else if *path == symbol::SUBRESOURCE {
+        out.extra_subresources.extend(lit_str(
+            cx,
+            meta,
+            symbol::SUBRESOURCE,
+            "\"binding=create\"",
+        )?);
     } else if *path == symbol::HOOKS {
         set(cx, meta, &mut out.hooks, hooks_type(cx, meta)?);
     } else if *path == symbol::SCHEMA {

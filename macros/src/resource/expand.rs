@@ -131,6 +131,19 @@ fn impl_resource(input: &Input<'_>) -> TokenStream {
         None => none.clone(),
     };
 
+    let extra = attrs.extra_subresources.iter().map(|lit| {
+        let value = lit.value();
+        let (name, verbs) = value.split_once('=').unwrap_or((value.as_str(), ""));
+        let verbs = verbs.split(',').map(str::trim).filter(|v| !v.is_empty());
+        quote! {
+            #krate::resource::ExtraSubresource {
+                name: #cow(#name),
+                verbs: #cow(&[#(#cow(#verbs)),*]),
+            }
+        }
+    });
+    let extra = quote!(#cow(&[#(#extra),*]));
+
     let print_columns = attrs.print_columns.iter().map(|column| {
         let value = |lit: &Option<LitStr>| lit.as_ref().map(LitStr::value);
         let name = value(&column.name).unwrap_or_default();
@@ -224,6 +237,7 @@ fn impl_resource(input: &Input<'_>) -> TokenStream {
                     subresources: #krate::Subresources {
                         status: #status,
                         scale: #scale,
+                        extra: #extra,
                     },
                     printer_columns: #cow(&[#(#print_columns),*]),
                     selectable_fields: #selectable_fields,

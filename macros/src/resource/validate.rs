@@ -17,6 +17,7 @@ impl Input<'_> {
         self.check_names(cx);
         self.check_fields(cx);
         self.check_scale(cx);
+        self.check_extra_subresources(cx);
         self.check_print_columns(cx);
         self.check_paths(cx);
     }
@@ -133,6 +134,42 @@ impl Input<'_> {
                 cx.error_spanned_by(
                     &status.path,
                     "the `status` subresource needs a `status` field on the struct",
+                );
+            }
+        }
+    }
+
+    fn check_extra_subresources(&self, cx: &Ctxt) {
+        const VERBS: [&str; 4] = ["create", "get", "patch", "update"];
+        for lit in &self.attrs.extra_subresources {
+            let value = lit.value();
+            let Some((name, verbs)) = value.split_once('=') else {
+                cx.error_spanned_by(
+                    lit,
+                    "expected `subresource = \"name=verb,verb\"`, e.g. \"binding=create\"",
+                );
+                continue;
+            };
+            let name_ok = !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+            if !name_ok || matches!(name, "status" | "scale") {
+                cx.error_spanned_by(
+                    lit,
+                    format!(
+                        "`{name}` is not a name for another subresource: lower-case letters \
+                         and digits, not `status` or `scale` (they have their own flags)"
+                    ),
+                );
+            }
+            let verbs: Vec<&str> = verbs.split(',').map(str::trim).collect();
+            if let Some(bad) = verbs.iter().find(|v| !VERBS.contains(v)) {
+                cx.error_spanned_by(
+                    lit,
+                    format!(
+                        "unknown subresource verb `{bad}`: expected create, get, patch or update"
+                    ),
                 );
             }
         }

@@ -108,7 +108,7 @@ async fn finalize(registry: &Registry, namespaces: &Arc<Store>, ns: &str) {
         .update_with(
             None,
             ns,
-            Subresource::Finalize,
+            Subresource::Extra("finalize".into()),
             &WriteOptions::default(),
             |current| {
                 let mut next = current.clone();

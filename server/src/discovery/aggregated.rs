@@ -130,6 +130,20 @@ fn resource_discovery(info: &ResourceInfo) -> Value {
             "verbs": SUBRESOURCE_VERBS,
         }));
     }
+    for extra in info.subresources.extra.iter() {
+        let kind = super::extra_subresource_kind(info, extra);
+        let response_kind = if kind == info.kind {
+            json!({"group": info.group, "version": info.version, "kind": kind})
+        } else {
+            json!({"group": "", "version": "v1", "kind": kind})
+        };
+        subresources.push(json!({
+            "subresource": extra.name,
+            "responseKind": response_kind,
+            "verbs": extra.verbs,
+        }));
+    }
+    subresources.sort_by_key(|s| s["subresource"].as_str().unwrap_or_default().to_string());
     if !subresources.is_empty() {
         r.insert("subresources".into(), subresources.into());
     }

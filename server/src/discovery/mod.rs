@@ -25,6 +25,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use base64::Engine;
+use kapi_core::resource::ExtraSubresource;
 use kapi_core::{ObjectStrategy, ResourceInfo};
 
 pub use aggregated::{AggregatedVersion, aggregated_api, aggregated_apis};
@@ -35,6 +36,21 @@ pub use negotiate::{DiscoveryFormat, negotiate};
 const SUBRESOURCE_VERBS: [&str; 3] = ["get", "patch", "update"];
 
 /// The served resource versions, in registry order.
+/// The kind a subresource besides status and scale answers with: the resource's own for
+/// one written like the object (`certificatesigningrequests/approval`), the posted kind
+/// for a create-only one (`pods/binding` → `Binding`).
+fn extra_subresource_kind(info: &ResourceInfo, extra: &ExtraSubresource) -> String {
+    if extra.verbs.iter().any(|v| v == "create") {
+        let mut chars = extra.name.chars();
+        chars
+            .next()
+            .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
+            .unwrap_or_default()
+    } else {
+        info.kind.to_string()
+    }
+}
+
 fn served(resources: &[Arc<dyn ObjectStrategy>]) -> impl Iterator<Item = &ResourceInfo> {
     resources.iter().map(|s| s.info()).filter(|i| i.served)
 }

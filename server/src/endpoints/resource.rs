@@ -12,7 +12,9 @@ use super::negotiation::{self, Output, decode_body};
 use super::patch::PatchType;
 use super::path::ResourcePath;
 use super::query::Query;
-use super::{Api, Body, document, error_response, output_of, read_body, with_warnings};
+use super::{
+    Api, Body, document, error_response, json_response, output_of, read_body, with_warnings,
+};
 use crate::presentation::{Presentation, present, to_yaml};
 use crate::registry::{Deletion, FieldValidation, Store, Subresource, WriteOptions};
 use crate::status::ApiError;
@@ -25,7 +27,7 @@ fn verb(method: &Method, r: &ResourcePath, query: &Query) -> Option<&'static str
         Method::GET if r.watch || query.flag("watch") => "watch",
         Method::GET if named => "get",
         Method::GET => "list",
-        Method::POST if !named => "create",
+        Method::POST if !named || r.subresource.is_some() => "create",
         Method::PUT if named => "update",
         Method::PATCH if named => "patch",
         Method::DELETE if named => "delete",
@@ -75,11 +77,19 @@ where
     let sub = match r.subresource.as_deref() {
         None => None,
         Some("status") if info.subresources.status => Some(Subresource::Status),
-        Some("finalize") if matches!(verb, "update") => Some(Subresource::Finalize),
         Some("scale") if info.subresources.scale.is_some() => {
             return super::scale::handle(api, &store, req, namespace, r, verb, &query).await;
         }
-        Some(_) => return Err(ApiError::no_route()),
+        Some(s) => match info.subresources.extra.iter().find(|e| e.name == s) {
+            Some(extra) if extra.verbs.iter().any(|v| v == verb) => {
+                if verb == "create" {
+                    return create_on_subresource(&store, req, namespace, r, s, &query).await;
+                }
+                Some(Subresource::Extra(extra.name.clone()))
+            }
+            Some(_) => return Err(ApiError::method_not_supported(info, verb)),
+            None => return Err(ApiError::no_route()),
+        },
     };
     let served = matches!(verb, "get" | "update" | "patch") || sub.is_none();
     if !served || (sub.is_none() && !info.verbs.iter().any(|v| v == verb)) {
@@ -195,6 +205,36 @@ where
         }
         _ => Err(ApiError::method_not_allowed()),
     }
+}
+
+/// `POST .../{name}/{subresource}` (`pods/binding`): the hooks apply the posted object;
+/// the answer is a `Status` of success, as kube-apiserver gives for a binding.
+async fn create_on_subresource<B>(
+    store: &Arc<Store>,
+    req: Request<B>,
+    namespace: Option<&str>,
+    r: &ResourcePath,
+    sub: &str,
+    query: &Query,
+) -> Result<Response<Body>, ApiError>
+where
+    B: hyper::body::Body<Data = bytes::Bytes> + Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let opts = query.write_options()?;
+    let (body, _) = decoded(req, &opts).await?;
+    let name = r.name.clone().unwrap_or_default();
+    store
+        .create_on_subresource(namespace, &name, sub, &body, &opts)
+        .await?;
+    let status = serde_json::json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "code": 201
+    });
+    Ok(json_response(StatusCode::CREATED, &status))
 }
 
 fn patch_rv(patch: &Value) -> Option<&Value> {

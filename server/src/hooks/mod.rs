@@ -13,6 +13,7 @@ pub mod namespace;
 mod networking;
 mod node;
 mod pod;
+pub mod pod_binding;
 mod policy;
 mod rbac;
 mod service;

@@ -64,7 +64,10 @@ impl Hooks<Namespace> for NamespaceHooks {
         set_phase(ns, "Terminating");
     }
 
-    fn finalize(&self, new: &mut Namespace, old: &Namespace) -> bool {
+    fn update_subresource(&self, sub: &str, new: &mut Namespace, old: &Namespace) -> bool {
+        if sub != "finalize" {
+            return false;
+        }
         let finalizers = new.spec.as_ref().and_then(|s| s.finalizers.clone());
         *new = Namespace {
             metadata: new.metadata.clone(),

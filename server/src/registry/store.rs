@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use kapi_core::meta::{NameRule, validate_object_meta, validate_object_meta_update};
-use kapi_core::{ErrorList, FieldError, FieldPath, ObjectStrategy, ResourceInfo};
+use kapi_core::{ErrorList, FieldError, FieldPath, ObjectStrategy, ResourceInfo, SubresourceError};
 use kapi_storage::{
     ReadAt, Storage, StorageError, Update, UpdateError, Updated, guaranteed_update,
 };
@@ -25,14 +25,15 @@ pub const ORPHAN_FINALIZER: &str = "orphan";
 pub const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
 
 /// Which part of an object a write is for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Subresource {
     /// The object itself.
     Main,
     /// `/status`.
     Status,
-    /// `/finalize`, for resources whose hooks have one (Namespace).
-    Finalize,
+    /// Another subresource the resource's hooks handle (Namespace `finalize`,
+    /// CertificateSigningRequest `approval`).
+    Extra(kapi_core::resource::Str),
 }
 
 /// What a delete did.
@@ -314,11 +315,14 @@ impl Store {
             }
             warnings = self.unknown_fields(&new, opts.field_validation)?;
             object::prune_metadata(&mut new);
-            match sub {
+            match &sub {
                 Subresource::Main => self.strategy.prepare_for_update(&mut new, &old),
                 Subresource::Status => self.strategy.prepare_for_status_update(&mut new, &old),
-                Subresource::Finalize => {
-                    if !self.strategy.prepare_for_finalize(&mut new, &old) {
+                Subresource::Extra(name) => {
+                    if !self
+                        .strategy
+                        .prepare_for_subresource_update(name.as_ref(), &mut new, &old)
+                    {
                         return Err(ApiError::no_route());
                     }
                 }
@@ -346,6 +350,9 @@ impl Store {
             );
             // validate_update covers everything validate checks, plus transition rules.
             errs.extend(self.strategy.validate_update(&new, &old));
+            if let Subresource::Extra(name) = &sub {
+                errs.extend(self.strategy.validate_subresource_update(name, &new, &old));
+            }
             if !errs.is_empty() {
                 return Err(ApiError::invalid(&info, name, &errs));
             }
@@ -373,6 +380,57 @@ impl Store {
             Ok(Updated::Deleted(d)) => decode(&info, &d.prev.value, d.revision)?,
         };
         Ok((obj, warnings))
+    }
+
+    /// `POST .../{name}/{subresource}` of another kind (`pods/binding`): the resource's
+    /// hooks change the stored object as `body` asks, retried on conflicts. The object is
+    /// not run through the update strategy: the subresource is the only way to make that
+    /// change (a Pod's nodeName), which an update would refuse.
+    pub async fn create_on_subresource(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        sub: &str,
+        body: &Value,
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
+        let info = self.info().clone();
+        let key = self.key(namespace, name);
+        let mut dry_result = None;
+        let outcome = guaranteed_update(self.storage.as_ref(), &key, |kv| {
+            let old = decode_kv(&info, kv)?;
+            let mut new = old.clone();
+            self.strategy
+                .create_on_subresource(sub, body, &mut new)
+                .map_err(|e| {
+                    let mut sub_info = info.clone();
+                    sub_info.plural = format!("{}/{sub}", info.plural).into();
+                    match e {
+                        SubresourceError::NotFound => ApiError::no_route(),
+                        SubresourceError::Conflict(why) => {
+                            ApiError::conflict(&sub_info, name, &why)
+                        }
+                        SubresourceError::Invalid(errs) => ApiError::invalid(&info, name, &errs),
+                        SubresourceError::BadRequest(why) => ApiError::bad_request(why),
+                    }
+                })?;
+            if opts.dry_run {
+                dry_result = Some(new);
+                return Ok(Update::Keep);
+            }
+            if new == old {
+                return Ok(Update::Keep);
+            }
+            Ok(Update::Write(encode(&new)))
+        })
+        .await;
+        match outcome {
+            Err(UpdateError::Rejected(e)) => Err(e),
+            Err(UpdateError::Storage(e)) => Err(self.storage_error(name, &e)),
+            Ok(_) if dry_result.is_some() => Ok(dry_result.take().expect("checked")),
+            Ok(Updated::Written(kv) | Updated::Kept(kv)) => decode_kv(&info, &kv),
+            Ok(Updated::Deleted(d)) => decode(&info, &d.prev.value, d.revision),
+        }
     }
 
     /// `PUT`: replaces an object (or its status).
