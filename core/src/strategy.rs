@@ -26,6 +26,12 @@ pub trait Hooks<R>: Default + Send + Sync + 'static {
     /// Called on create, after the generic preparation (status cleared, generation 1).
     fn prepare_for_create(&self, _obj: &mut R) {}
 
+    /// Whether a new object keeps the status it was created with although status is a
+    /// subresource (a kubelet registers its Node with its status).
+    fn keep_status_on_create(&self) -> bool {
+        false
+    }
+
     /// Called on update, after the generic preparation.
     fn prepare_for_update(&self, _new: &mut R, _old: &R) {}
 
@@ -206,12 +212,26 @@ pub trait Registrar {
 }
 
 /// Generic create preparation shared by every strategy.
-fn generic_prepare_for_create(info: &ResourceInfo, schema: &Schema, obj: &mut Value) {
+fn generic_prepare_for_create(
+    info: &ResourceInfo,
+    schema: &Schema,
+    obj: &mut Value,
+    keep_status: bool,
+) {
     schema.prune(obj);
     schema.apply_defaults(obj);
-    if info.subresources.status {
+    if info.subresources.status && !keep_status {
         if let Some(map) = obj.as_object_mut() {
             map.remove("status");
+            // A status with a default starts as that default (Kubernetes' own kinds
+            // start with `status: {}`, the empty struct Go writes).
+            if let Some(status) = schema.properties.get("status") {
+                if let Some(d) = &status.default {
+                    let mut d = d.clone();
+                    status.apply_defaults(&mut d);
+                    map.insert("status".into(), d);
+                }
+            }
         }
     }
     set_generation(obj, 1);
@@ -339,7 +359,7 @@ impl ObjectStrategy for SchemaStrategy {
         &self.schema
     }
     fn prepare_for_create(&self, obj: &mut Value) {
-        generic_prepare_for_create(&self.info, &self.schema, obj);
+        generic_prepare_for_create(&self.info, &self.schema, obj, false);
     }
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
         generic_prepare_for_update(&self.info, &self.schema, new, old);
@@ -401,7 +421,12 @@ impl<R: Resource> ObjectStrategy for TypedStrategy<R> {
         R::schema()
     }
     fn prepare_for_create(&self, obj: &mut Value) {
-        generic_prepare_for_create(R::info(), R::schema(), obj);
+        generic_prepare_for_create(
+            R::info(),
+            R::schema(),
+            obj,
+            self.hooks.keep_status_on_create(),
+        );
         Self::with_typed(obj, |o| {
             self.hooks.apply_defaults(o);
             self.hooks.prepare_for_create(o);

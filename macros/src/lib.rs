@@ -150,6 +150,12 @@
 //! (`create`, `delete`, `deletecollection`, `get`, `list`, `patch`, `update`, `watch`),
 //! as for a CRD; `verb = "get", verb = "list"` makes a read-only resource.
 //!
+//! ### `subresource = "binding=create"`
+//! Repeatable. Serves a subresource besides status and scale, with the verbs discovery
+//! lists for it: `create` for a POST of another kind (`pods/binding`), `get`, `update`,
+//! `patch` for a write of the object itself (`certificatesigningrequests/approval`). The
+//! hooks give its behaviour (`Hooks::create_on_subresource`, `Hooks::update_subresource`).
+//!
 //! ### `deprecated`, `deprecation_warning = "..."`
 //! Marks the version deprecated; the warning (which needs `deprecated`) is sent with every
 //! response for it.
@@ -215,6 +221,7 @@
 //!             subresources: ::kapi_core::Subresources {
 //!                 status: true,
 //!                 scale: Some(::kapi_core::ScaleInfo { /* the three paths */ }),
+//!                 extra: Cow::Borrowed(&[]),
 //!             },
 //!             printer_columns: Cow::Borrowed(&[::kapi_core::PrinterColumn { /* ... */ }]),
 //!             selectable_fields: Cow::Borrowed(&[]),

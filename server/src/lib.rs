@@ -12,7 +12,8 @@
 //!
 //! Beside them: [`status`] (every error as a Kubernetes `Status`), [`documents`]
 //! (discovery and OpenAPI), [`presentation`] (Table and PartialObjectMetadata),
-//! [`controllers`] (namespace lifecycle and garbage collection), [`server`] (listening,
+//! [`controllers`] (namespace lifecycle and garbage collection), [`allocation`] (Service
+//! cluster IPs and node ports), [`server`] (listening,
 //! shutdown), [`kubeconfig`].
 //!
 //! ```no_run
@@ -27,11 +28,13 @@
 //!     etcd_servers: vec![],
 //!     prefix: "/registry".into(),
 //!     compaction_interval: Some(std::time::Duration::from_secs(300)),
+//!     service_ranges: Default::default(),
 //! };
 //! serve(config, resources, shutdown_signal()).await
 //! # }
 //! ```
 
+pub mod allocation;
 pub mod bootstrap;
 pub mod compactor;
 pub mod controllers;

@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
+use kapi_server::allocation::ServiceRanges;
 use kapi_server::registry::Resources;
 use kapi_server::server::{ServeConfig, serve, shutdown_signal};
 
@@ -38,6 +39,12 @@ enum Command {
         /// and continue tokens older than one interval then answer 410 Gone.
         #[arg(long, default_value = "5m", value_parser = kapi_server::compactor::parse_duration)]
         compaction_interval: std::time::Duration,
+        /// The IPv4 range Service cluster IPs are allocated from.
+        #[arg(long, default_value = "10.0.0.0/24", value_parser = ServiceRanges::parse_cidr)]
+        service_cluster_ip_range: (std::net::Ipv4Addr, u8),
+        /// The range of Service node ports.
+        #[arg(long, default_value = "30000-32767", value_parser = ServiceRanges::parse_port_range)]
+        service_node_port_range: std::ops::RangeInclusive<u16>,
     },
 }
 
@@ -56,6 +63,8 @@ fn main() -> std::process::ExitCode {
         etcd_servers,
         etcd_prefix,
         compaction_interval,
+        service_cluster_ip_range,
+        service_node_port_range,
     } = command;
     let mut resources = Resources::new();
     kapi_server::generated::register(&mut resources);
@@ -65,6 +74,11 @@ fn main() -> std::process::ExitCode {
         etcd_servers,
         prefix: etcd_prefix,
         compaction_interval: (!compaction_interval.is_zero()).then_some(compaction_interval),
+        service_ranges: ServiceRanges {
+            network: service_cluster_ip_range.0,
+            prefix_len: service_cluster_ip_range.1,
+            node_ports: service_node_port_range,
+        },
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -15,12 +15,13 @@ use kapi_storage::{EmbeddedConfig, EmbeddedStorage, Storage};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
+use crate::allocation::{ServiceAllocator, ServiceRanges};
 use crate::bootstrap;
 use crate::documents::Documents;
 use crate::endpoints::Api;
 use crate::kubeconfig;
 use crate::metrics::InstrumentedStorage;
-use crate::registry::{Registry, Resources};
+use crate::registry::{Lifecycles, Registry, Resources};
 
 /// How `kapi serve` runs.
 #[derive(Clone, Debug)]
@@ -35,6 +36,8 @@ pub struct ServeConfig {
     pub prefix: String,
     /// How often history is compacted (`None`: never).
     pub compaction_interval: Option<Duration>,
+    /// Where Service cluster IPs and node ports come from.
+    pub service_ranges: ServiceRanges,
 }
 
 /// Why the server could not start.
@@ -92,7 +95,21 @@ pub async fn serve(
         .map_err(io(format!("creating {}", config.data_dir.display())))?;
     let storage = open_storage(&config).await?;
     let instrumented: Arc<dyn Storage> = Arc::new(InstrumentedStorage::new(storage.clone()));
-    let registry = Arc::new(Registry::new(&resources, instrumented, &config.prefix));
+    let mut lifecycles = Lifecycles::new();
+    lifecycles.insert(
+        (String::new(), "services".to_string()),
+        Arc::new(ServiceAllocator::new(
+            instrumented.clone(),
+            &config.prefix,
+            config.service_ranges.clone(),
+        )),
+    );
+    let registry = Arc::new(Registry::with_lifecycles(
+        &resources,
+        instrumented,
+        &config.prefix,
+        &lifecycles,
+    ));
     bootstrap::ensure_namespaces(&registry).await;
 
     let listener = TcpListener::bind(config.listen)

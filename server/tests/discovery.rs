@@ -8,7 +8,7 @@ use kapi_server::discovery::{
 };
 use serde_json::json;
 
-use common::{all_testdata, repo_schema, testdata_crd};
+use common::{all_testdata, builtin_schema, repo_schema, testdata_crd};
 
 #[test]
 fn api_versions_lists_v1_and_the_address() {
@@ -121,7 +121,7 @@ fn widget_resource_list_with_subresources() {
 
 #[test]
 fn core_group_resource_list() {
-    let core = repo_schema("core-v1");
+    let core = builtin_schema("core-v1");
     let list = api_resource_list(&core, "", "v1").unwrap();
     assert_eq!(list["groupVersion"], "v1");
     let ns = list["resources"]
@@ -242,7 +242,7 @@ fn aggregated_groups_and_versions_are_ordered_like_kube_apiserver() {
 
 #[test]
 fn aggregated_api_has_the_core_group() {
-    let core = repo_schema("core-v1");
+    let core = builtin_schema("core-v1");
     let doc = aggregated_api(&core, AggregatedVersion::V2);
     assert_eq!(doc["items"].as_array().unwrap().len(), 1);
     let group = &doc["items"][0];

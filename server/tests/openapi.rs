@@ -10,7 +10,7 @@ use kapi_server::openapi::{
 };
 use serde_json::{Value, json};
 
-use common::{all_testdata, repo_schema, testdata_crd, testdata_dir};
+use common::{all_testdata, builtin_schema, repo_schema, testdata_crd, testdata_dir};
 
 const WIDGET: &str = "dev.kapi.example.v1.Widget";
 
@@ -593,7 +593,7 @@ fn kubectl_explain_and_apply_lookups() {
 
 #[test]
 fn core_group_documents() {
-    let core = repo_schema("core-v1");
+    let core = builtin_schema("core-v1");
     let opts = OpenApiOptions::default();
     let index = v3_index(&core, &opts);
     assert!(index["paths"].get("api/v1").is_some(), "{index}");
@@ -608,6 +608,20 @@ fn core_group_documents() {
             .get("io.k8s.api.core.v1.Namespace")
             .is_some()
     );
+    // Shared definitions are published once and referred to, as kube-apiserver does:
+    // the Pod's spec is a $ref (wrapped in allOf beside its description) to PodSpec.
+    let schemas = &doc["components"]["schemas"];
+    assert_eq!(
+        schemas["io.k8s.api.core.v1.Pod"]["properties"]["spec"]["allOf"],
+        json!([{"$ref": "#/components/schemas/io.k8s.api.core.v1.PodSpec"}])
+    );
+    let containers = &schemas["io.k8s.api.core.v1.PodSpec"]["properties"]["containers"];
+    assert_eq!(containers["x-kubernetes-patch-merge-key"], "name");
+    assert_eq!(
+        containers["items"],
+        json!({"$ref": "#/components/schemas/io.k8s.api.core.v1.Container"})
+    );
+    assert!(schemas["io.k8s.api.core.v1.Container"]["properties"]["image"].is_object());
     let ns = &doc["paths"]["/api/v1/namespaces/{name}"]["get"];
     assert_eq!(ns["operationId"], "readCoreV1Namespace");
     assert_eq!(ns["tags"], json!(["core_v1"]));

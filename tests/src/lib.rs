@@ -202,6 +202,24 @@ impl Kapi {
         false
     }
 
+    /// A `kubectl` (or `kubectl.1.NN` when `version` is given) command with this
+    /// server's kubeconfig and its own `HOME`, stdin null and stdout and stderr piped,
+    /// for callers that need more than [`Kapi::kubectl_version`] (environment variables
+    /// such as `EDITOR`, or a background process read by [`LineReader`]).
+    pub fn kubectl_command(&self, version: Option<&str>) -> Command {
+        let program = match version {
+            None => PathBuf::from("kubectl"),
+            Some(v) => kubectl_dir().join(format!("kubectl.{v}")),
+        };
+        let mut cmd = Command::new(program);
+        cmd.env("KUBECONFIG", self.kubeconfig())
+            .env("HOME", self.data_dir.join("home"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        cmd
+    }
+
     /// Runs `kubectl` (or `kubectl.1.NN` when `version` is given) with this server's
     /// kubeconfig.
     pub fn kubectl_version(

@@ -127,7 +127,27 @@ fn discovery_from_url_and_kubeconfig() {
                 .unwrap_or_else(|e| panic!("discovery (aggregated: {aggregated}): {e}"));
                 let mut groups: Vec<&str> = discovery.groups().map(|g| g.name()).collect();
                 groups.sort_unstable();
-                assert_eq!(groups, ["", "example.kapi.dev"], "aggregated: {aggregated}");
+                assert_eq!(
+                    groups,
+                    [
+                        "",
+                        "admissionregistration.k8s.io",
+                        "apiextensions.k8s.io",
+                        "apps",
+                        "autoscaling",
+                        "batch",
+                        "certificates.k8s.io",
+                        "coordination.k8s.io",
+                        "events.k8s.io",
+                        "example.kapi.dev",
+                        "internal.apiserver.k8s.io",
+                        "networking.k8s.io",
+                        "policy",
+                        "rbac.authorization.k8s.io",
+                        "storage.k8s.io",
+                    ],
+                    "aggregated: {aggregated}"
+                );
                 let (ar, caps) = discovery
                     .resolve_gvk(&widget_gvk())
                     .expect("Widget is discovered");

@@ -191,7 +191,23 @@ fn discovery_api_resources_api_versions_and_explain() {
         let versions = kapi.kubectl(&["api-versions"]);
         assert_eq!(
             sorted_lines(&versions),
-            ["example.kapi.dev/v1", "v1"],
+            [
+                "admissionregistration.k8s.io/v1",
+                "apiextensions.k8s.io/v1",
+                "apps/v1",
+                "autoscaling/v2",
+                "batch/v1",
+                "certificates.k8s.io/v1",
+                "coordination.k8s.io/v1",
+                "events.k8s.io/v1",
+                "example.kapi.dev/v1",
+                "internal.apiserver.k8s.io/v1alpha1",
+                "networking.k8s.io/v1",
+                "policy/v1",
+                "rbac.authorization.k8s.io/v1",
+                "storage.k8s.io/v1",
+                "v1"
+            ],
             "{versions}"
         );
 

@@ -72,7 +72,7 @@ fn import_openapi(
         .map(|(k, n)| format!("{k} ×{n}"))
         .collect();
     println!(
-        "dropped: {}; default: {{}} ×{}; zero defaults of required fields ×{}",
+        "dropped: {}; zero defaults of required fields: {{}} ×{}, scalars ×{}",
         if dropped.is_empty() {
             "nothing".to_string()
         } else {

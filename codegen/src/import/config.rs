@@ -73,6 +73,9 @@ pub struct KindConfig {
     pub scale: Option<Scale>,
     /// `additionalPrinterColumns`.
     pub printer_columns: Vec<PrinterColumn>,
+    /// Field selector labels kube-apiserver supports beyond `metadata.name` and
+    /// `metadata.namespace` (`involvedObject.kind`), written as `selectableFields`.
+    pub selectable_fields: Vec<String>,
 }
 
 /// The paths of a scale subresource.
@@ -280,6 +283,7 @@ impl Reader<'_> {
                 "hooks",
                 "scale",
                 "printerColumns",
+                "selectableFields",
             ],
         )?;
         let kind = self.required(obj, "kind", path);
@@ -311,6 +315,7 @@ impl Reader<'_> {
             hooks: self.string(obj, "hooks", path),
             scale,
             printer_columns,
+            selectable_fields: self.strings(obj, "selectableFields", path),
         })
     }
 

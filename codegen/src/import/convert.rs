@@ -65,12 +65,15 @@ pub struct Converter {
     pub refs: BTreeSet<String>,
     /// Keywords dropped, with how many times.
     pub dropped: BTreeMap<String, usize>,
-    /// How many `default: {}` were dropped.
+    /// How many `default: {}` of required fields were dropped (elsewhere `{}` is kept:
+    /// it is where Go writes an empty struct, like a new Deployment's `status: {}`).
     pub empty_defaults: usize,
     /// How many zero-value defaults (`""`, `0`, `false`) of required fields were dropped.
     pub zero_defaults: usize,
     /// Definitions given their special kapi form.
     pub special: BTreeSet<String>,
+    /// Definitions with required properties, for which `{}` is no valid default.
+    pub with_required: BTreeSet<String>,
 }
 
 impl Converter {
@@ -144,28 +147,42 @@ impl Converter {
                         // Go's zero value, published as the default of a non-pointer
                         // field: on a required field it would hide the field's absence,
                         // which kube-apiserver reports as `Required value`.
-                        if required.contains(&name.as_str()) && drop_zero_default(&mut node) {
-                            self.zero_defaults += 1;
+                        if required.contains(&name.as_str()) {
+                            match drop_zero_default(&mut node) {
+                                Some(true) => self.empty_defaults += 1,
+                                Some(false) => self.zero_defaults += 1,
+                                None => {}
+                            }
                         }
                         entries.push((name.clone(), node));
                     }
                     entries.sort_by(|a, b| a.0.cmp(&b.0));
                     Node::Map(entries)
                 }
-                "items" => self.schema(value, &format!("{at}[]"))?,
+                "items" => {
+                    // An item's zero-value default would only replace a null item.
+                    let mut node = self.schema(value, &format!("{at}[]"))?;
+                    match drop_zero_default(&mut node) {
+                        Some(true) => self.empty_defaults += 1,
+                        Some(false) => self.zero_defaults += 1,
+                        None => {}
+                    }
+                    node
+                }
                 "additionalProperties" => match value {
                     Value::Bool(b) => Node::Bool(*b),
                     v => self.schema(v, &format!("{at}{{}}"))?,
                 },
-                "default" if value.as_object().is_some_and(|o| o.is_empty()) => {
-                    self.empty_defaults += 1;
-                    continue;
-                }
                 _ => Node::from_json(value),
             };
             kept.insert(key, node);
         }
         if let Some(name) = reference {
+            let empty_default = matches!(kept.get("default"), Some(Node::Map(m)) if m.is_empty());
+            if empty_default && self.with_required.contains(&name) {
+                kept.remove("default");
+                self.empty_defaults += 1;
+            }
             kept.insert("$ref", Node::String(format!("{DEFINITION_REF}{name}")));
             self.refs.insert(name);
         } else {
@@ -215,20 +232,22 @@ impl Converter {
     }
 }
 
-/// Removes `default: ""`, `default: 0` or `default: false` from a schema node.
-fn drop_zero_default(node: &mut Node) -> bool {
+/// Removes a zero-value default (`""`, `0`, `false`, `{}`) from a schema node:
+/// `Some(true)` for `{}`, `Some(false)` for a scalar, `None` when there was none.
+fn drop_zero_default(node: &mut Node) -> Option<bool> {
     let Node::Map(entries) = node else {
-        return false;
+        return None;
     };
-    let before = entries.len();
-    entries.retain(|(k, v)| {
-        let zero = match v {
-            Node::String(s) => s.is_empty(),
-            Node::Number(n) => n.as_f64() == Some(0.0),
-            Node::Bool(b) => !b,
-            _ => false,
-        };
-        !(k == "default" && zero)
-    });
-    entries.len() != before
+    let i = entries.iter().position(|(k, v)| {
+        k == "default"
+            && match v {
+                Node::String(s) => s.is_empty(),
+                Node::Number(n) => n.as_f64() == Some(0.0),
+                Node::Bool(b) => !b,
+                Node::Map(m) => m.is_empty(),
+                _ => false,
+            }
+    })?;
+    let (_, removed) = entries.remove(i);
+    Some(matches!(removed, Node::Map(_)))
 }

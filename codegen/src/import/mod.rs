@@ -124,9 +124,11 @@ pub struct Report {
     pub definitions: usize,
     /// Keywords dropped from the written schemas, with counts.
     pub dropped: BTreeMap<String, usize>,
-    /// `default: {}` dropped.
+    /// `default: {}` of required fields and list items dropped (kept elsewhere: where Go
+    /// writes `{}`).
     pub empty_defaults: usize,
-    /// Zero-value defaults (`""`, `0`, `false`) of required fields dropped.
+    /// Scalar zero-value defaults (`""`, `0`, `false`) of required fields and list items
+    /// dropped.
     pub zero_defaults: usize,
     /// Definitions given their special kapi form (IntOrString, Quantity, ...).
     pub special: BTreeSet<String>,
@@ -164,7 +166,21 @@ pub fn import(openapi: &[PathBuf], config: &Path) -> Result<Import, ImportError>
     Importer {
         docs: &docs,
         config: config.to_path_buf(),
-        conv: Converter::default(),
+        conv: Converter {
+            // A `default: {}` is kept only where an empty object is valid.
+            with_required: docs
+                .definitions
+                .iter()
+                .filter(|(_, d)| {
+                    d.schema
+                        .get("required")
+                        .and_then(serde_json::Value::as_array)
+                        .is_some_and(|r| !r.is_empty())
+                })
+                .map(|(name, _)| name.clone())
+                .collect(),
+            ..Converter::default()
+        },
         report: Report::default(),
         roots: BTreeSet::new(),
     }
@@ -456,6 +472,14 @@ impl Importer<'_> {
                 })
                 .collect();
             version.push(("additionalPrinterColumns".to_string(), Node::Seq(columns)));
+        }
+        if !k.selectable_fields.is_empty() {
+            let fields = k
+                .selectable_fields
+                .iter()
+                .map(|f| Node::Map(vec![("jsonPath".to_string(), Node::str(format!(".{f}")))]))
+                .collect();
+            version.push(("selectableFields".to_string(), Node::Seq(fields)));
         }
         let root = self.kind_schema(&ki.definition)?;
         version.push((

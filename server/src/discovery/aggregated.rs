@@ -143,7 +143,6 @@ fn resource_discovery(info: &ResourceInfo) -> Value {
             "verbs": extra.verbs,
         }));
     }
-    subresources.sort_by_key(|s| s["subresource"].as_str().unwrap_or_default().to_string());
     if !subresources.is_empty() {
         r.insert("subresources".into(), subresources.into());
     }

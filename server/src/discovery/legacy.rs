@@ -100,8 +100,7 @@ pub fn api_resource_list(
             }));
         }
     }
-    // Each resource, then its subresources by name, as kube-apiserver lists them.
-    sort_subresources(&mut list);
+
     let group_version = if group.is_empty() {
         version.to_string()
     } else {
@@ -140,18 +139,4 @@ fn api_resource(resources: &[Arc<dyn ObjectStrategy>], info: &ResourceInfo) -> V
 /// A JSON array of strings.
 pub(super) fn strings<S: AsRef<str>>(items: &[S]) -> Value {
     Value::Array(items.iter().map(|s| s.as_ref().into()).collect())
-}
-
-/// Sorts each run of `resource/subresource` entries (after their resource) by name.
-fn sort_subresources(list: &mut [Value]) {
-    let name = |v: &Value| v["name"].as_str().unwrap_or_default().to_string();
-    let mut i = 0;
-    while i < list.len() {
-        let mut j = i + 1;
-        while j < list.len() && name(&list[j]).contains('/') {
-            j += 1;
-        }
-        list[i + 1..j].sort_by_key(name);
-        i = j;
-    }
 }

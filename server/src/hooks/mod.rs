@@ -26,7 +26,7 @@ pub use apps::{
 };
 pub use autoscaling::HorizontalPodAutoscalerHooks;
 pub use batch::{CronJobHooks, JobHooks};
-pub use certificates::CertificateSigningRequestHooks;
+pub use certificates::{CertificateSigningRequestHooks, prepare_approval, validate_approval};
 pub use config::{ConfigMapHooks, SecretHooks};
 pub use coordination::LeaseHooks;
 pub use event::{CoreEventHooks, EventHooks};

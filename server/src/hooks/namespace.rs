@@ -19,6 +19,19 @@ pub const KUBERNETES_FINALIZER: &str = "kubernetes";
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NamespaceHooks;
 
+/// The label kube-apiserver keeps on every namespace, so that selectors can pick
+/// namespaces by name.
+pub const NAME_LABEL: &str = "kubernetes.io/metadata.name";
+
+fn name_label(ns: &mut Namespace) {
+    if let Some(name) = ns.metadata.name.clone() {
+        ns.metadata
+            .labels
+            .get_or_insert_with(Default::default)
+            .insert(NAME_LABEL.to_string(), name);
+    }
+}
+
 fn set_phase(ns: &mut Namespace, phase: &str) {
     ns.status.get_or_insert_with(NamespaceStatus::default).phase = Some(phase.to_string());
 }
@@ -30,6 +43,7 @@ impl Hooks<Namespace> for NamespaceHooks {
 
     fn prepare_for_create(&self, ns: &mut Namespace) {
         super::untracked_generation(&mut ns.metadata);
+        name_label(ns);
         let spec = ns.spec.get_or_insert_with(NamespaceSpec::default);
         let finalizers = spec.finalizers.get_or_insert_with(Vec::new);
         if !finalizers.iter().any(|f| f == KUBERNETES_FINALIZER) {
@@ -40,6 +54,7 @@ impl Hooks<Namespace> for NamespaceHooks {
 
     fn prepare_for_update(&self, new: &mut Namespace, old: &Namespace) {
         super::untracked_generation(&mut new.metadata);
+        name_label(new);
         // spec.finalizers change only through finalization; status only through /status.
         new.spec = old.spec.clone();
         new.status = old.status.clone();

@@ -9,7 +9,19 @@ use crate::generated::core::v1::PodTemplate;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PodHooks;
 
-impl Hooks<Pod> for PodHooks {}
+impl Hooks<Pod> for PodHooks {
+    fn create_on_subresource(
+        &self,
+        sub: &str,
+        body: &serde_json::Value,
+        pod: &mut Pod,
+    ) -> Result<(), kapi_core::SubresourceError> {
+        match sub {
+            "binding" => super::pod_binding::bind(body, pod),
+            _ => Err(kapi_core::SubresourceError::NotFound),
+        }
+    }
+}
 
 /// The hooks of PodTemplate.
 #[derive(Clone, Copy, Debug, Default)]

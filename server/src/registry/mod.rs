@@ -6,6 +6,7 @@
 
 mod codec;
 pub mod keys;
+mod lifecycle;
 pub mod list;
 pub mod object;
 pub mod options;
@@ -18,6 +19,7 @@ use std::sync::Arc;
 use kapi_core::{ObjectStrategy, Registrar, ResourceInfo};
 use kapi_storage::{Cacher, CacherConfig, Storage};
 
+pub use lifecycle::{Lifecycle, LifecycleError};
 pub use options::{
     DeleteOptions, FieldValidation, ListOptions, Propagation, WatchOptions, WriteOptions,
 };
@@ -51,6 +53,9 @@ impl Registrar for Resources {
     }
 }
 
+/// [`Lifecycle`] hooks by `(group, plural)`.
+pub type Lifecycles = BTreeMap<(String, String), Arc<dyn Lifecycle>>;
+
 /// Identifies one resource version: group, version, plural.
 pub type ResourceKey = (String, String, String);
 
@@ -66,6 +71,17 @@ impl Registry {
     /// Builds a store for each resource over `storage`, with keys under `prefix`
     /// (kube-apiserver's default is `/registry`).
     pub fn new(resources: &Resources, storage: Arc<dyn Storage>, prefix: &str) -> Self {
+        Self::with_lifecycles(resources, storage, prefix, &Lifecycles::new())
+    }
+
+    /// Like [`Registry::new`], with [`Lifecycle`] hooks for some resources, by
+    /// `(group, plural)`.
+    pub fn with_lifecycles(
+        resources: &Resources,
+        storage: Arc<dyn Storage>,
+        prefix: &str,
+        lifecycles: &Lifecycles,
+    ) -> Self {
         let namespaces = resources
             .strategies()
             .iter()
@@ -105,6 +121,9 @@ impl Registry {
                 } else {
                     None
                 },
+                lifecycles
+                    .get(&(info.group.to_string(), info.plural.to_string()))
+                    .cloned(),
             ));
             stores.insert(
                 (

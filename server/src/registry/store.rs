@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use super::NamespaceLookup;
 use super::codec::{decode, decode_kv, encode};
 use super::keys;
+use super::lifecycle::{Lifecycle, LifecycleError};
 use super::object::{self, finalizers, is_being_deleted, meta_str, set_finalizers, set_meta};
 use super::options::{DeleteOptions, FieldValidation, Propagation, WriteOptions};
 use crate::status::ApiError;
@@ -51,6 +52,7 @@ pub struct Store {
     storage: Arc<dyn Storage>,
     prefix: String,
     namespaces: Option<Arc<NamespaceLookup>>,
+    lifecycle: Option<Arc<dyn Lifecycle>>,
 }
 
 /// The outcome of a write: the object and warnings for the client.
@@ -62,12 +64,29 @@ impl Store {
         storage: Arc<dyn Storage>,
         prefix: String,
         namespaces: Option<Arc<NamespaceLookup>>,
+        lifecycle: Option<Arc<dyn Lifecycle>>,
     ) -> Self {
         Self {
             strategy,
             storage,
             prefix,
             namespaces,
+            lifecycle,
+        }
+    }
+
+    fn lifecycle_error(&self, name: &str, e: LifecycleError) -> ApiError {
+        match e {
+            LifecycleError::Invalid(errs) => ApiError::invalid(self.info(), name, &errs),
+            LifecycleError::Storage(e) => self.storage_error(name, &e),
+            LifecycleError::Internal(why) => ApiError::internal(&why, &std::fmt::Error),
+        }
+    }
+
+    /// Releases what a removed object held (Service IPs and ports).
+    async fn removed(&self, obj: &Value) {
+        if let Some(l) = &self.lifecycle {
+            l.after_delete(obj).await;
         }
     }
 
@@ -263,12 +282,22 @@ impl Store {
         if opts.dry_run {
             return Ok((obj, warnings));
         }
+        if let Some(l) = &self.lifecycle {
+            l.begin_create(&mut obj)
+                .await
+                .map_err(|e| self.lifecycle_error(&name, e))?;
+        }
         let key = self.key(namespace, &name);
-        let kv = self
-            .storage
-            .create(&key, encode(&obj))
-            .await
-            .map_err(|e| self.storage_error(&name, &e))?;
+        let created = self.storage.create(&key, encode(&obj)).await;
+        let kv = match created {
+            Ok(kv) => kv,
+            Err(e) => {
+                if let Some(l) = &self.lifecycle {
+                    l.abort_create(&obj).await;
+                }
+                return Err(self.storage_error(&name, &e));
+            }
+        };
         Ok((decode_kv(info, &kv)?, warnings))
     }
 
@@ -377,7 +406,11 @@ impl Store {
             Err(UpdateError::Storage(e)) => return Err(self.storage_error(name, &e)),
             Ok(_) if dry_result.is_some() => dry_result.take().expect("checked"),
             Ok(Updated::Written(kv) | Updated::Kept(kv)) => decode_kv(&info, &kv)?,
-            Ok(Updated::Deleted(d)) => decode(&info, &d.prev.value, d.revision)?,
+            Ok(Updated::Deleted(d)) => {
+                let obj = decode(&info, &d.prev.value, d.revision)?;
+                self.removed(&obj).await;
+                obj
+            }
         };
         Ok((obj, warnings))
     }
@@ -509,7 +542,9 @@ impl Store {
                 Ok(Deletion::Pending(decode_kv(&info, &kv)?))
             }
             Ok(Updated::Deleted(d)) => {
-                Ok(Deletion::Deleted(decode(&info, &d.prev.value, d.revision)?))
+                let obj = decode(&info, &d.prev.value, d.revision)?;
+                self.removed(&obj).await;
+                Ok(Deletion::Deleted(obj))
             }
         }
     }

@@ -1,0 +1,339 @@
+//! Service cluster IPs and node ports, allocated from storage so that replicas over one
+//! etcd never hand out the same value; and `pods/binding`, which assigns a pod to a node
+//! once.
+
+use std::collections::BTreeSet;
+
+use kapi_testing::EtcdProcess;
+use kapi_tests::{Backend, Kapi, on_every_backend};
+use serde_json::{Value, json};
+
+const SERVICES: &str = "/api/v1/namespaces/default/services";
+const PODS: &str = "/api/v1/namespaces/default/pods";
+const JSON: &str = "application/json";
+
+fn service(name: &str, spec: Value) -> Value {
+    let mut spec = spec;
+    if spec.get("ports").is_none() {
+        spec["ports"] = json!([{"port": 80}]);
+    }
+    json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name}, "spec": spec})
+}
+
+fn create(kapi: &Kapi, obj: &Value) -> (u16, Value) {
+    kapi.request("POST", SERVICES, JSON, Some(obj))
+}
+
+fn causes(status: &Value) -> Vec<String> {
+    status["details"]["causes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            format!(
+                "{}: {}",
+                c["field"].as_str().unwrap_or(""),
+                c["message"].as_str().unwrap_or("")
+            )
+        })
+        .collect()
+}
+
+fn cluster_ips_and_node_ports(kapi: &Kapi) {
+    let (code, a) = create(kapi, &service("a", json!({})));
+    assert_eq!(code, 201, "{a}");
+    let ip = a["spec"]["clusterIP"]
+        .as_str()
+        .expect("a cluster IP")
+        .to_string();
+    assert!(ip.starts_with("10.0.0."), "{ip}");
+    assert_eq!(a["spec"]["clusterIPs"], json!([ip]));
+
+    // Asking for a taken IP, or one outside the range, is refused with kube's message.
+    let (code, taken) = create(kapi, &service("b", json!({"clusterIP": ip})));
+    assert_eq!(code, 422, "{taken}");
+    assert_eq!(
+        causes(&taken),
+        vec![format!(
+            "spec.clusterIPs[0]: Invalid value: [\"{ip}\"]: failed to allocate IP {ip}: provided IP is already allocated"
+        )]
+    );
+    let (code, outside) = create(kapi, &service("b", json!({"clusterIP": "10.1.2.3"})));
+    assert_eq!(code, 422, "{outside}");
+    assert_eq!(
+        causes(&outside),
+        vec![
+            "spec.clusterIPs[0]: Invalid value: [\"10.1.2.3\"]: failed to allocate IP 10.1.2.3: the provided IP (10.1.2.3) is not in the valid range. The range of valid IPs is 10.0.0.0/24"
+        ]
+    );
+
+    // Headless stays headless; ExternalName gets nothing.
+    let (code, headless) = create(kapi, &service("h", json!({"clusterIP": "None"})));
+    assert_eq!(code, 201, "{headless}");
+    assert_eq!(headless["spec"]["clusterIPs"], json!(["None"]));
+    let (code, ext) = create(
+        kapi,
+        &service(
+            "x",
+            json!({"type": "ExternalName", "externalName": "example.com"}),
+        ),
+    );
+    assert_eq!(code, 201, "{ext}");
+    assert_eq!(ext["spec"].get("clusterIP"), None);
+
+    // A NodePort service gets a port in range for each port; a taken one is refused.
+    let (code, np) = create(
+        kapi,
+        &service(
+            "np",
+            json!({"type": "NodePort", "ports": [{"name": "http", "port": 80}, {"name": "https", "port": 443}]}),
+        ),
+    );
+    assert_eq!(code, 201, "{np}");
+    let ports: Vec<u64> = np["spec"]["ports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["nodePort"].as_u64().expect("a node port"))
+        .collect();
+    assert!(
+        ports.iter().all(|p| (30000..=32767).contains(p)),
+        "{ports:?}"
+    );
+    assert_ne!(ports[0], ports[1]);
+    let (code, clash) = create(
+        kapi,
+        &service(
+            "np2",
+            json!({"type": "NodePort", "ports": [{"port": 80, "nodePort": ports[0]}]}),
+        ),
+    );
+    assert_eq!(code, 422, "{clash}");
+    assert_eq!(
+        causes(&clash),
+        vec![format!(
+            "spec.ports[0].nodePort: Invalid value: {}: provided port is already allocated",
+            ports[0]
+        )]
+    );
+    // The same request with a free port succeeds.
+    let free = (30000..=32767u64).find(|p| !ports.contains(p)).unwrap();
+    let (code, ok) = create(
+        kapi,
+        &service(
+            "np2",
+            json!({"type": "NodePort", "ports": [{"port": 80, "nodePort": free}]}),
+        ),
+    );
+    assert_eq!(code, 201, "{ok}");
+
+    // Deleting a service releases its IP and ports.
+    let (code, _) = kapi.request("DELETE", &format!("{SERVICES}/a"), JSON, None);
+    assert_eq!(code, 200);
+    let (code, again) = create(kapi, &service("a2", json!({"clusterIP": ip})));
+    assert_eq!(code, 201, "{again}");
+    let (code, _) = kapi.request("DELETE", &format!("{SERVICES}/np"), JSON, None);
+    assert_eq!(code, 200);
+    let (code, reuse) = create(
+        kapi,
+        &service(
+            "np3",
+            json!({"type": "NodePort", "ports": [{"port": 80, "nodePort": ports[0]}]}),
+        ),
+    );
+    assert_eq!(code, 201, "{reuse}");
+}
+
+#[test]
+fn services_get_cluster_ips_and_node_ports() {
+    on_every_backend(cluster_ips_and_node_ports);
+}
+
+/// Two replicas over one etcd, with room for six addresses: six services get six
+/// distinct IPs whichever replica creates them, and the seventh finds the range full.
+#[test]
+fn replicas_never_allocate_the_same_ip() {
+    let etcd = EtcdProcess::start();
+    let args = ["--service-cluster-ip-range", "10.9.0.0/29"];
+    let a = Kapi::start_with(Backend::SharedEtcd(etcd.endpoint()), &args);
+    let b = Kapi::start_with(Backend::SharedEtcd(etcd.endpoint()), &args);
+    let mut ips = BTreeSet::new();
+    for i in 0..6 {
+        let replica = if i % 2 == 0 { &a } else { &b };
+        let (code, svc) = create(replica, &service(&format!("s{i}"), json!({})));
+        assert_eq!(code, 201, "{svc}");
+        ips.insert(svc["spec"]["clusterIP"].as_str().unwrap().to_string());
+    }
+    let want: BTreeSet<String> = (1..=6).map(|i| format!("10.9.0.{i}")).collect();
+    assert_eq!(ips, want);
+    let (code, full) = create(&b, &service("s6", json!({})));
+    assert_eq!(code, 500, "{full}");
+    assert!(
+        full["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("range is full"),
+        "{full}"
+    );
+}
+
+fn pod(name: &str) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]}
+    })
+}
+
+fn binding(pod: &str, node: &str) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": pod, "annotations": {"scheduler": "test"}},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": node}
+    })
+}
+
+#[test]
+fn a_binding_assigns_a_pod_to_a_node_once() {
+    let kapi = Kapi::start(Backend::Embedded);
+    let (code, created) = kapi.request("POST", PODS, JSON, Some(&pod("p")));
+    assert_eq!(code, 201, "{created}");
+
+    let (code, ok) = kapi.request(
+        "POST",
+        &format!("{PODS}/p/binding"),
+        JSON,
+        Some(&binding("p", "n1")),
+    );
+    assert_eq!(code, 201, "{ok}");
+    assert_eq!(
+        ok,
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201})
+    );
+    let (_, bound) = kapi.request("GET", &format!("{PODS}/p"), JSON, None);
+    assert_eq!(bound["spec"]["nodeName"], "n1");
+    assert_eq!(bound["metadata"]["annotations"]["scheduler"], "test");
+    let scheduled: Vec<&Value> = bound["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["type"] == "PodScheduled")
+        .collect();
+    assert_eq!(scheduled.len(), 1);
+    assert_eq!(scheduled[0]["status"], "True");
+
+    let (code, again) = kapi.request(
+        "POST",
+        &format!("{PODS}/p/binding"),
+        JSON,
+        Some(&binding("p", "n2")),
+    );
+    assert_eq!(code, 409, "{again}");
+    assert_eq!(
+        again["message"],
+        "Operation cannot be fulfilled on pods/binding \"p\": pod p is already assigned to node \"n1\""
+    );
+    let (code, mismatch) = kapi.request(
+        "POST",
+        &format!("{PODS}/p/binding"),
+        JSON,
+        Some(&binding("q", "n2")),
+    );
+    assert_eq!(code, 400, "{mismatch}");
+    assert_eq!(
+        mismatch["message"],
+        "name in URL does not match name in Binding object"
+    );
+    let (code, missing) = kapi.request(
+        "POST",
+        &format!("{PODS}/nope/binding"),
+        JSON,
+        Some(&binding("nope", "n2")),
+    );
+    assert_eq!(code, 404, "{missing}");
+    // Only create is served on the binding subresource.
+    let (code, _) = kapi.request("GET", &format!("{PODS}/p/binding"), JSON, None);
+    assert_eq!(code, 405);
+
+    let (_, discovery) = kapi.request("GET", "/api/v1", JSON, None);
+    let entry = discovery["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "pods/binding")
+        .cloned();
+    assert_eq!(
+        entry,
+        Some(
+            json!({"name": "pods/binding", "singularName": "", "namespaced": true, "kind": "Binding", "verbs": ["create"]})
+        )
+    );
+}
+
+/// A PEM `CERTIFICATE REQUEST` block, base64 as the API carries it.
+const CSR_PEM: &str = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0KTUlJQlZqQ0J3QUlCQURBWE1SVXdFd1lEVlFRRERBeHJZWEJwTFdWNFlXMXdiR1U9Ci0tLS0tRU5EIENFUlRJRklDQVRFIFJFUVVFU1QtLS0tLQo=";
+
+#[test]
+fn approval_changes_only_the_conditions_of_a_csr() {
+    let kapi = Kapi::start(Backend::Embedded);
+    let csrs = "/apis/certificates.k8s.io/v1/certificatesigningrequests";
+    let csr = json!({
+        "apiVersion": "certificates.k8s.io/v1",
+        "kind": "CertificateSigningRequest",
+        "metadata": {"name": "c"},
+        "spec": {"request": CSR_PEM, "signerName": "example.com/signer", "usages": ["client auth"]}
+    });
+    let (code, created) = kapi.request("POST", csrs, JSON, Some(&csr));
+    assert_eq!(code, 201, "{created}");
+
+    let mut approved = created.clone();
+    approved["status"] = json!({"conditions": [
+        {"type": "Approved", "status": "True", "reason": "Test", "message": "ok"}
+    ]});
+    approved["spec"]["signerName"] = json!("example.com/other");
+    let (code, after) = kapi.request("PUT", &format!("{csrs}/c/approval"), JSON, Some(&approved));
+    assert_eq!(code, 200, "{after}");
+    assert_eq!(after["status"]["conditions"][0]["type"], "Approved");
+    // Only the conditions come from an approval.
+    assert_eq!(after["spec"]["signerName"], "example.com/signer");
+    assert_eq!(
+        kapi.kubectl(&[
+            "get",
+            "csr",
+            "c",
+            "-o",
+            "jsonpath={.status.conditions[0].type}"
+        ]),
+        "Approved"
+    );
+
+    // Removing the approval is refused.
+    let mut removed = after.clone();
+    removed["status"] = json!({});
+    let (code, refused) = kapi.request("PUT", &format!("{csrs}/c/approval"), JSON, Some(&removed));
+    assert_eq!(code, 422, "{refused}");
+    assert_eq!(
+        refused["details"]["causes"][0]["message"],
+        "Forbidden: updates may not remove a condition of type \"Approved\""
+    );
+    // POST is not a verb of the approval subresource.
+    let (code, _) = kapi.request("POST", &format!("{csrs}/c/approval"), JSON, Some(&approved));
+    assert_eq!(code, 405);
+
+    let (_, discovery) = kapi.request("GET", "/apis/certificates.k8s.io/v1", JSON, None);
+    let entry = discovery["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "certificatesigningrequests/approval")
+        .cloned();
+    assert_eq!(
+        entry,
+        Some(
+            json!({"name": "certificatesigningrequests/approval", "singularName": "", "namespaced": false,
+                    "kind": "CertificateSigningRequest", "verbs": ["get", "patch", "update"]})
+        )
+    );
+}
