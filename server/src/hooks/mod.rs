@@ -14,6 +14,7 @@ mod networking;
 mod node;
 mod pod;
 pub mod pod_binding;
+mod pod_spec;
 mod policy;
 mod rbac;
 mod service;

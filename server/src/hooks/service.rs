@@ -602,7 +602,8 @@ impl Hooks<Service> for ServiceHooks {
 
     fn prepare_for_create(&self, svc: &mut Service) {
         untracked_generation(&mut svc.metadata);
-        svc.status = None;
+        // The generic preparation already reset status to its default,
+        // `{loadBalancer: {}}`, as kube's strategy does.
         normalize_create(svc.spec.get_or_insert_with(Default::default));
     }
 

@@ -261,14 +261,16 @@ impl Store {
                 set_meta(&mut obj, "name", Some(json!(name)));
             }
         }
+        // Server-set metadata: before the strategy, which may use the uid (a Job's
+        // selector), as kube-apiserver's FillObjectMetaSystemFields does...
+        let uid = json!(uuid::Uuid::new_v4().to_string());
+        let created = json!(object::now());
+        set_meta(&mut obj, "uid", Some(uid.clone()));
+        set_meta(&mut obj, "creationTimestamp", Some(created.clone()));
         self.strategy.prepare_for_create(&mut obj);
-        // Server-set metadata, after the strategy so that nothing can override it.
-        set_meta(
-            &mut obj,
-            "uid",
-            Some(json!(uuid::Uuid::new_v4().to_string())),
-        );
-        set_meta(&mut obj, "creationTimestamp", Some(json!(object::now())));
+        // ...and again after it, so that nothing can override it.
+        set_meta(&mut obj, "uid", Some(uid));
+        set_meta(&mut obj, "creationTimestamp", Some(created));
         set_meta(&mut obj, "deletionTimestamp", None);
         set_meta(&mut obj, "deletionGracePeriodSeconds", None);
         let name = object::name(&obj).to_string();
