@@ -13,7 +13,8 @@
 //!
 //! Expected outputs are what kubectl prints against kube-apiserver 1.33 with no
 //! controllers running (so a Deployment stays `0/3` ready, a Job `Running`, and no
-//! `kube-root-ca.crt` or `default` ServiceAccount appears). Every command's output is
+//! `kube-root-ca.crt` or `default` ServiceAccount appears), except that a pod template's
+//! metadata has no `creationTimestamp: null`, as from kube-apiserver 1.34 on. Every command's output is
 //! compared, after [`normalize`] hides what varies from run to run (ages, timestamps,
 //! uids, resourceVersions, allocated cluster IPs). A step's failure is recorded and
 //! the scenario goes on, so that one run reports every difference; each release's test
@@ -461,7 +462,6 @@ spec:
     type: RollingUpdate
   template:
     metadata:
-      creationTimestamp: null
       labels:
         app: web
         tier: frontend

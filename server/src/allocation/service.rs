@@ -217,6 +217,10 @@ impl ServiceAllocator {
             return Ok(());
         }
         let spec = &mut obj["spec"];
+        // Single-stack IPv4: the family the allocator serves.
+        if spec.get("ipFamilies").is_none_or(Value::is_null) {
+            spec["ipFamilies"] = json!(["IPv4"]);
+        }
         let requested = spec["clusterIP"]
             .as_str()
             .or_else(|| spec["clusterIPs"][0].as_str())

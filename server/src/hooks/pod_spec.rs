@@ -38,6 +38,11 @@ pub fn default_pod_spec(spec: &mut PodSpec) {
         .get_or_insert_with(|| "default-scheduler".into());
     spec.security_context
         .get_or_insert_with(PodSecurityContext::default);
+    // The deprecated `serviceAccount` mirrors `serviceAccountName`, as kube's v1
+    // conversion writes it.
+    if let Some(name) = spec.service_account_name.clone().filter(|n| !n.is_empty()) {
+        spec.service_account.get_or_insert(name);
+    }
     let host_network = spec.host_network == Some(true);
     for c in spec.containers.iter_mut() {
         default_container(c, host_network);

@@ -32,7 +32,9 @@ use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
 use serde_json::Value;
 
 use super::untracked_generation;
-use crate::generated::api::core::v1::{ServicePort, ServiceSpec};
+use crate::generated::api::core::v1::{
+    ClientIPConfig, ServicePort, ServiceSpec, SessionAffinityConfig,
+};
 use crate::generated::core::v1::{Endpoints, Service};
 
 const CLUSTER_IP: &str = "ClusterIP";
@@ -132,6 +134,16 @@ fn default_service(spec: &mut ServiceSpec) {
     }
     if spec.session_affinity.as_deref() == Some(NONE) {
         spec.session_affinity_config = None;
+    } else if spec.session_affinity.as_deref() == Some("ClientIP") {
+        // Three hours, as SetDefaults_Service gives a ClientIP affinity.
+        let config = spec
+            .session_affinity_config
+            .get_or_insert_with(SessionAffinityConfig::default);
+        config
+            .client_ip
+            .get_or_insert_with(ClientIPConfig::default)
+            .timeout_seconds
+            .get_or_insert(10800);
     }
     if svc_type(spec).is_empty() {
         spec.r#type = Some(CLUSTER_IP.into());
