@@ -191,10 +191,22 @@ fn discovery_from_url_and_kubeconfig() {
                 assert_eq!(
                     kinds,
                     [
+                        "ComponentStatus:Cluster",
                         "ConfigMap:Namespaced",
+                        "Endpoints:Namespaced",
                         "Event:Namespaced",
+                        "LimitRange:Namespaced",
                         "Namespace:Cluster",
-                        "Secret:Namespaced"
+                        "Node:Cluster",
+                        "PersistentVolume:Cluster",
+                        "PersistentVolumeClaim:Namespaced",
+                        "Pod:Namespaced",
+                        "PodTemplate:Namespaced",
+                        "ReplicationController:Namespaced",
+                        "ResourceQuota:Namespaced",
+                        "Secret:Namespaced",
+                        "Service:Namespaced",
+                        "ServiceAccount:Namespaced",
                     ],
                     "aggregated: {aggregated}"
                 );

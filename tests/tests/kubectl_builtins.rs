@@ -999,6 +999,15 @@ fn describe(r: &mut Run) {
             "Events:          <none>",
         ],
     );
+    // kubectl prints the internal traffic policy from 1.31 on.
+    let minor = r.version.map_or(u32::MAX, |v| {
+        v.trim_start_matches("1.").parse().unwrap_or(0)
+    });
+    let traffic_policy = if minor >= 31 {
+        "Internal Traffic Policy:  Cluster"
+    } else {
+        "Session Affinity:         None"
+    };
     r.expect_lines(
         &["describe", "service", "web", "-n", "web"],
         &[
@@ -1015,7 +1024,7 @@ fn describe(r: &mut Run) {
             "Port:                     https  443/TCP",
             "TargetPort:               8443/TCP",
             "Session Affinity:         None",
-            "Internal Traffic Policy:  Cluster",
+            traffic_policy,
             "Events:                   <none>",
         ],
     );
