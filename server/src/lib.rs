@@ -29,6 +29,7 @@
 //!     prefix: "/registry".into(),
 //!     compaction_interval: Some(std::time::Duration::from_secs(300)),
 //!     service_ranges: Default::default(),
+//!     event_ttl: std::time::Duration::from_secs(3600),
 //! };
 //! serve(config, resources, shutdown_signal()).await
 //! # }

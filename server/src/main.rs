@@ -39,6 +39,9 @@ enum Command {
         /// and continue tokens older than one interval then answer 410 Gone.
         #[arg(long, default_value = "5m", value_parser = kapi_server::compactor::parse_duration)]
         compaction_interval: std::time::Duration,
+        /// How long an Event is kept after its last write (`1h`, `90s`).
+        #[arg(long, default_value = "1h", value_parser = kapi_server::compactor::parse_duration)]
+        event_ttl: std::time::Duration,
         /// The IPv4 range Service cluster IPs are allocated from.
         #[arg(long, default_value = "10.0.0.0/24", value_parser = ServiceRanges::parse_cidr)]
         service_cluster_ip_range: (std::net::Ipv4Addr, u8),
@@ -65,6 +68,7 @@ fn main() -> std::process::ExitCode {
         compaction_interval,
         service_cluster_ip_range,
         service_node_port_range,
+        event_ttl,
     } = command;
     let mut resources = Resources::new();
     kapi_server::generated::register(&mut resources);
@@ -74,6 +78,7 @@ fn main() -> std::process::ExitCode {
         etcd_servers,
         prefix: etcd_prefix,
         compaction_interval: (!compaction_interval.is_zero()).then_some(compaction_interval),
+        event_ttl,
         service_ranges: ServiceRanges {
             network: service_cluster_ip_range.0,
             prefix_len: service_cluster_ip_range.1,

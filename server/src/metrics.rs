@@ -4,7 +4,7 @@
 //! [`InstrumentedStorage`], a `Storage` decorator, so no backend knows about metrics).
 
 use std::sync::{Arc, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -207,6 +207,9 @@ impl Storage for InstrumentedStorage {
     async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue> {
         timed("create", self.inner.create(key, value)).await
     }
+    async fn create_with_ttl(&self, key: &str, value: Bytes, ttl: Duration) -> Result<KeyValue> {
+        timed("create", self.inner.create_with_ttl(key, value, ttl)).await
+    }
     async fn get(&self, key: &str, read_at: ReadAt) -> Result<Option<KeyValue>> {
         timed("get", self.inner.get(key, read_at)).await
     }
@@ -215,6 +218,19 @@ impl Storage for InstrumentedStorage {
     }
     async fn update(&self, key: &str, value: Bytes, expected: Revision) -> Result<KeyValue> {
         timed("update", self.inner.update(key, value, expected)).await
+    }
+    async fn update_with_ttl(
+        &self,
+        key: &str,
+        value: Bytes,
+        expected: Revision,
+        ttl: Duration,
+    ) -> Result<KeyValue> {
+        timed(
+            "update",
+            self.inner.update_with_ttl(key, value, expected, ttl),
+        )
+        .await
     }
     async fn delete(&self, key: &str, expected: Option<Revision>) -> Result<Deleted> {
         timed("delete", self.inner.delete(key, expected)).await

@@ -21,7 +21,7 @@ use crate::documents::Documents;
 use crate::endpoints::Api;
 use crate::kubeconfig;
 use crate::metrics::InstrumentedStorage;
-use crate::registry::{Lifecycles, Registry, Resources};
+use crate::registry::{Registry, Resources, StoreOptions};
 
 /// How `kapi serve` runs.
 #[derive(Clone, Debug)]
@@ -38,6 +38,8 @@ pub struct ServeConfig {
     pub compaction_interval: Option<Duration>,
     /// Where Service cluster IPs and node ports come from.
     pub service_ranges: ServiceRanges,
+    /// How long an Event lives after its last write (kube-apiserver's `--event-ttl`).
+    pub event_ttl: Duration,
 }
 
 /// Why the server could not start.
@@ -95,8 +97,8 @@ pub async fn serve(
         .map_err(io(format!("creating {}", config.data_dir.display())))?;
     let storage = open_storage(&config).await?;
     let instrumented: Arc<dyn Storage> = Arc::new(InstrumentedStorage::new(storage.clone()));
-    let mut lifecycles = Lifecycles::new();
-    lifecycles.insert(
+    let mut options = StoreOptions::default();
+    options.lifecycles.insert(
         (String::new(), "services".to_string()),
         Arc::new(ServiceAllocator::new(
             instrumented.clone(),
@@ -104,11 +106,16 @@ pub async fn serve(
             config.service_ranges.clone(),
         )),
     );
-    let registry = Arc::new(Registry::with_lifecycles(
+    for group in ["", "events.k8s.io"] {
+        options
+            .ttls
+            .insert((group.to_string(), "events".to_string()), config.event_ttl);
+    }
+    let registry = Arc::new(Registry::with_options(
         &resources,
         instrumented,
         &config.prefix,
-        &lifecycles,
+        &options,
     ));
     bootstrap::ensure_namespaces(&registry).await;
 

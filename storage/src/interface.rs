@@ -11,8 +11,17 @@
 //!   `mod_revision`, so objects compare by it.
 //! - Compaction forgets history at and below a revision: reads `Exact` at, and watches
 //!   from, a revision below the compacted one fail with [`StorageError::Expired`].
+//! - A key written with a time-to-live ([`Storage::create_with_ttl`],
+//!   [`Storage::update_with_ttl`]) is deleted by the store itself once the TTL has passed
+//!   since that write, as kube-apiserver makes Events expire with an etcd lease of
+//!   `--event-ttl`. That delete is an ordinary one: it takes the next revision, watches
+//!   see a `Deleted` event with the key's last value, and reads no longer find the key.
+//!   Expiry happens within about a second after the deadline (etcd's lease granularity
+//!   is one second); it is never early. Only the latest write decides: a write with a
+//!   TTL sets a new deadline, a plain `create`/`update` leaves the key without one.
 
 use std::pin::Pin;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -136,6 +145,13 @@ pub trait Storage: Send + Sync + 'static {
     /// stored key with its new revision.
     async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue>;
 
+    /// [`Storage::create`], and the store deletes the key once `ttl` has passed since
+    /// this write (unless a later write changes that; see the module docs). The delete
+    /// comes within about a second after the deadline, never before it. etcd counts
+    /// TTLs in whole seconds: a TTL is rounded up to the next second, and is at least
+    /// one.
+    async fn create_with_ttl(&self, key: &str, value: Bytes, ttl: Duration) -> Result<KeyValue>;
+
     /// Reads one key; `Ok(None)` when it does not exist at that state.
     async fn get(&self, key: &str, read_at: ReadAt) -> Result<Option<KeyValue>>;
 
@@ -145,7 +161,18 @@ pub trait Storage: Send + Sync + 'static {
     /// Replaces `key`'s value if its `mod_revision` is still `expected`: a compare and
     /// swap. Fails with [`StorageError::NotFound`] if the key is gone and
     /// [`StorageError::Conflict`] (carrying the current state) if it changed.
+    /// A key that had a time-to-live loses it: it stays until deleted.
     async fn update(&self, key: &str, value: Bytes, expected: Revision) -> Result<KeyValue>;
+
+    /// [`Storage::update`], and the store deletes the key once `ttl` has passed since
+    /// this write, replacing any earlier deadline (see [`Storage::create_with_ttl`]).
+    async fn update_with_ttl(
+        &self,
+        key: &str,
+        value: Bytes,
+        expected: Revision,
+        ttl: Duration,
+    ) -> Result<KeyValue>;
 
     /// Deletes `key`, if `expected` is `Some`, only while its `mod_revision` is still that.
     /// Returns the deleted state and the revision of the delete.
@@ -218,10 +245,28 @@ pub enum UpdateError<E> {
 /// Reads `key`, lets `try_update` compute the new value from the current one, and writes
 /// it with a compare-and-swap on the revision it read, retrying from a fresh read when
 /// another writer came first: `GuaranteedUpdate` in k8s.io/apiserver. `try_update` may
-/// run several times and must be free of side effects.
+/// run several times and must be free of side effects. The write is a plain
+/// [`Storage::update`], so a time-to-live the key had is cleared; see
+/// [`guaranteed_update_with_ttl`].
 pub async fn guaranteed_update<E, F>(
     storage: &dyn Storage,
     key: &str,
+    try_update: F,
+) -> Result<Updated, UpdateError<E>>
+where
+    F: FnMut(&KeyValue) -> Result<Update, E> + Send,
+{
+    guaranteed_update_with_ttl(storage, key, None, try_update).await
+}
+
+/// [`guaranteed_update`], writing with [`Storage::update_with_ttl`] when `ttl` is
+/// `Some` (the key then expires `ttl` after the write) and with [`Storage::update`]
+/// (no expiry) when it is `None`, as kube-apiserver's `GuaranteedUpdate` attaches the
+/// TTL its `TTLFunc` computes to every write.
+pub async fn guaranteed_update_with_ttl<E, F>(
+    storage: &dyn Storage,
+    key: &str,
+    ttl: Option<Duration>,
     mut try_update: F,
 ) -> Result<Updated, UpdateError<E>>
 where
@@ -237,10 +282,12 @@ where
     loop {
         let outcome = match try_update(&current).map_err(UpdateError::Rejected)? {
             Update::Keep => return Ok(Updated::Kept(current)),
-            Update::Write(value) => storage
-                .update(key, value, current.mod_revision)
-                .await
-                .map(Updated::Written),
+            Update::Write(value) => match ttl {
+                Some(ttl) => storage.update_with_ttl(key, value, current.mod_revision, ttl),
+                None => storage.update(key, value, current.mod_revision),
+            }
+            .await
+            .map(Updated::Written),
             Update::Delete => storage
                 .delete(key, Some(current.mod_revision))
                 .await

@@ -4,7 +4,8 @@
 //! against, and its implementations.
 //!
 //! - [`interface`]: the trait, its request and response types, and
-//!   [`guaranteed_update`], the retried compare-and-swap update;
+//!   [`guaranteed_update`], the retried compare-and-swap update (and
+//!   [`guaranteed_update_with_ttl`], its variant for keys that expire);
 //! - [`error`]: [`StorageError`], the backend-neutral error;
 //! - [`embedded`]: [`EmbeddedStorage`], the default backend, persistent and crash-safe
 //!   on redb, with a global revision counter and an event history for watches;
@@ -28,4 +29,5 @@ pub use etcd::{EtcdConfig, EtcdStorage};
 pub use interface::{
     Deleted, Event, EventKind, KeyValue, ListRequest, ListResponse, ReadAt, Result, Revision,
     Storage, Update, UpdateError, Updated, WatchItem, WatchStream, guaranteed_update,
+    guaranteed_update_with_ttl,
 };

@@ -484,6 +484,9 @@ impl Storage for Faulty {
     async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue> {
         self.inner.create(key, value).await
     }
+    async fn create_with_ttl(&self, key: &str, value: Bytes, ttl: Duration) -> Result<KeyValue> {
+        self.inner.create_with_ttl(key, value, ttl).await
+    }
     async fn get(&self, key: &str, read_at: ReadAt) -> Result<Option<KeyValue>> {
         self.inner.get(key, read_at).await
     }
@@ -492,6 +495,15 @@ impl Storage for Faulty {
     }
     async fn update(&self, key: &str, value: Bytes, expected: Revision) -> Result<KeyValue> {
         self.inner.update(key, value, expected).await
+    }
+    async fn update_with_ttl(
+        &self,
+        key: &str,
+        value: Bytes,
+        expected: Revision,
+        ttl: Duration,
+    ) -> Result<KeyValue> {
+        self.inner.update_with_ttl(key, value, expected, ttl).await
     }
     async fn delete(&self, key: &str, expected: Option<Revision>) -> Result<Deleted> {
         self.inner.delete(key, expected).await

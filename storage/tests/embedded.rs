@@ -344,3 +344,43 @@ async fn a_second_open_of_the_same_directory_fails_cleanly() {
     }
     storage.close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deadlines_survive_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = EmbeddedStorage::open_with(dir.path(), config()).unwrap();
+    let soon = storage
+        .create_with_ttl("/ttl/soon", bytes("s"), Duration::from_millis(500))
+        .await
+        .unwrap();
+    let later = storage
+        .create_with_ttl("/ttl/later", bytes("l"), Duration::from_secs(4))
+        .await
+        .unwrap();
+    storage.close().await.unwrap();
+    drop(storage);
+    // `soon` passes its deadline while the store is closed.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+
+    let storage = EmbeddedStorage::open_with(dir.path(), config()).unwrap();
+    let mut watch = storage.watch("/ttl/", later.mod_revision).await.unwrap();
+    conformance::wait_until_gone(&storage, "/ttl/soon").await;
+    assert_eq!(
+        storage.get("/ttl/later", ReadAt::Latest).await.unwrap(),
+        Some(later.clone()),
+        "a deadline four seconds away is still ahead"
+    );
+    conformance::wait_until_gone(&storage, "/ttl/later").await;
+
+    let expired = conformance::next_event(&mut watch).await;
+    assert_eq!(
+        (expired.kind, expired.key.as_str(), expired.value.clone()),
+        (EventKind::Deleted, "/ttl/soon", soon.value)
+    );
+    let expired = conformance::next_event(&mut watch).await;
+    assert_eq!(
+        (expired.kind, expired.key.as_str(), expired.value.clone()),
+        (EventKind::Deleted, "/ttl/later", later.value)
+    );
+    storage.close().await.unwrap();
+}

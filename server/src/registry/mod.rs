@@ -56,6 +56,16 @@ impl Registrar for Resources {
 /// [`Lifecycle`] hooks by `(group, plural)`.
 pub type Lifecycles = BTreeMap<(String, String), Arc<dyn Lifecycle>>;
 
+/// What some resources' stores do beyond their strategy, by `(group, plural)`.
+#[derive(Clone, Default)]
+pub struct StoreOptions {
+    /// Work around writes that needs storage of its own (Service IPs).
+    pub lifecycles: Lifecycles,
+    /// How long an object lives after its last write, as kube-apiserver's Event
+    /// registry gives every Event `--event-ttl` (an etcd lease on the etcd backend).
+    pub ttls: BTreeMap<(String, String), std::time::Duration>,
+}
+
 /// Identifies one resource version: group, version, plural.
 pub type ResourceKey = (String, String, String);
 
@@ -71,16 +81,15 @@ impl Registry {
     /// Builds a store for each resource over `storage`, with keys under `prefix`
     /// (kube-apiserver's default is `/registry`).
     pub fn new(resources: &Resources, storage: Arc<dyn Storage>, prefix: &str) -> Self {
-        Self::with_lifecycles(resources, storage, prefix, &Lifecycles::new())
+        Self::with_options(resources, storage, prefix, &StoreOptions::default())
     }
 
-    /// Like [`Registry::new`], with [`Lifecycle`] hooks for some resources, by
-    /// `(group, plural)`.
-    pub fn with_lifecycles(
+    /// Like [`Registry::new`], with per-resource [`StoreOptions`].
+    pub fn with_options(
         resources: &Resources,
         storage: Arc<dyn Storage>,
         prefix: &str,
-        lifecycles: &Lifecycles,
+        options: &StoreOptions,
     ) -> Self {
         let namespaces = resources
             .strategies()
@@ -121,9 +130,14 @@ impl Registry {
                 } else {
                     None
                 },
-                lifecycles
+                options
+                    .lifecycles
                     .get(&(info.group.to_string(), info.plural.to_string()))
                     .cloned(),
+                options
+                    .ttls
+                    .get(&(info.group.to_string(), info.plural.to_string()))
+                    .copied(),
             ));
             stores.insert(
                 (

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use kapi_core::meta::{NameRule, validate_object_meta, validate_object_meta_update};
 use kapi_core::{ErrorList, FieldError, FieldPath, ObjectStrategy, ResourceInfo, SubresourceError};
 use kapi_storage::{
-    ReadAt, Storage, StorageError, Update, UpdateError, Updated, guaranteed_update,
+    ReadAt, Storage, StorageError, Update, UpdateError, Updated, guaranteed_update_with_ttl,
 };
 use serde_json::{Value, json};
 
@@ -53,6 +53,8 @@ pub struct Store {
     prefix: String,
     namespaces: Option<Arc<NamespaceLookup>>,
     lifecycle: Option<Arc<dyn Lifecycle>>,
+    /// How long an object lives after its last write (Events: `--event-ttl`).
+    ttl: Option<std::time::Duration>,
 }
 
 /// The outcome of a write: the object and warnings for the client.
@@ -65,6 +67,7 @@ impl Store {
         prefix: String,
         namespaces: Option<Arc<NamespaceLookup>>,
         lifecycle: Option<Arc<dyn Lifecycle>>,
+        ttl: Option<std::time::Duration>,
     ) -> Self {
         Self {
             strategy,
@@ -72,6 +75,7 @@ impl Store {
             prefix,
             namespaces,
             lifecycle,
+            ttl,
         }
     }
 
@@ -290,7 +294,10 @@ impl Store {
                 .map_err(|e| self.lifecycle_error(&name, e))?;
         }
         let key = self.key(namespace, &name);
-        let created = self.storage.create(&key, encode(&obj)).await;
+        let created = match self.ttl {
+            Some(ttl) => self.storage.create_with_ttl(&key, encode(&obj), ttl).await,
+            None => self.storage.create(&key, encode(&obj)).await,
+        };
         let kv = match created {
             Ok(kv) => kv,
             Err(e) => {
@@ -322,7 +329,7 @@ impl Store {
         let key = self.key(namespace, name);
         let mut warnings = Vec::new();
         let mut dry_result = None;
-        let outcome = guaranteed_update(self.storage.as_ref(), &key, |kv| {
+        let outcome = guaranteed_update_with_ttl(self.storage.as_ref(), &key, self.ttl, |kv| {
             let old = decode_kv(&info, kv)?;
             let mut new = compute(&old)?;
             self.check_identity(&mut new, namespace)?;
@@ -432,7 +439,7 @@ impl Store {
         let info = self.info().clone();
         let key = self.key(namespace, name);
         let mut dry_result = None;
-        let outcome = guaranteed_update(self.storage.as_ref(), &key, |kv| {
+        let outcome = guaranteed_update_with_ttl(self.storage.as_ref(), &key, self.ttl, |kv| {
             let old = decode_kv(&info, kv)?;
             let mut new = old.clone();
             self.strategy
@@ -493,7 +500,7 @@ impl Store {
         let info = self.info().clone();
         let key = self.key(namespace, name);
         let mut dry_result = None;
-        let outcome = guaranteed_update(self.storage.as_ref(), &key, |kv| {
+        let outcome = guaranteed_update_with_ttl(self.storage.as_ref(), &key, self.ttl, |kv| {
             let mut obj = decode_kv(&info, kv)?;
             check_preconditions(&info, name, &obj, opts)?;
             if let Some(why) = self.strategy.forbid_delete(&obj) {

@@ -520,6 +520,14 @@ impl Storage for Cacher {
         Ok(created)
     }
 
+    /// Delegated; the cache learns of the expiry from its watch, as of any delete.
+    async fn create_with_ttl(&self, key: &str, value: Bytes, ttl: Duration) -> Result<KeyValue> {
+        self.check_open()?;
+        let created = self.shared.inner.create_with_ttl(key, value, ttl).await?;
+        self.wrote(key, created.mod_revision);
+        Ok(created)
+    }
+
     async fn get(&self, key: &str, read_at: ReadAt) -> Result<Option<KeyValue>> {
         self.check_open()?;
         if !self.covers(key) {
@@ -555,6 +563,23 @@ impl Storage for Cacher {
     async fn update(&self, key: &str, value: Bytes, expected: Revision) -> Result<KeyValue> {
         self.check_open()?;
         let updated = self.shared.inner.update(key, value, expected).await?;
+        self.wrote(key, updated.mod_revision);
+        Ok(updated)
+    }
+
+    async fn update_with_ttl(
+        &self,
+        key: &str,
+        value: Bytes,
+        expected: Revision,
+        ttl: Duration,
+    ) -> Result<KeyValue> {
+        self.check_open()?;
+        let updated = self
+            .shared
+            .inner
+            .update_with_ttl(key, value, expected, ttl)
+            .await?;
         self.wrote(key, updated.mod_revision);
         Ok(updated)
     }

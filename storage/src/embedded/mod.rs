@@ -8,6 +8,10 @@
 //! the history (`snapshot`). Watches replay the history and then follow the writer's
 //! broadcast (`watch`).
 //!
+//! Keys written with a time-to-live keep their deadline in the file too, so a restart
+//! keeps it; the writer thread deletes them when it passes (at once on open for those
+//! whose deadline passed while the store was closed).
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), kapi_storage::StorageError> {
 //! use kapi_storage::{EmbeddedStorage, ReadAt, Storage};
@@ -26,6 +30,7 @@ mod tables;
 mod watch;
 mod writer;
 
+use std::cell::Cell;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
@@ -36,7 +41,9 @@ use bytes::Bytes;
 use redb::Database;
 use tokio::sync::{broadcast, oneshot};
 
-use self::tables::{HISTORY, KV, META, closed, redb_error};
+use self::tables::{
+    EXPIRY, EXPIRY_QUEUE, HISTORY, KV, META, closed, earliest_deadline, redb_error,
+};
 use self::writer::{Counters, Op, Outcome, Request, Writer};
 use crate::error::StorageError;
 use crate::interface::{
@@ -180,6 +187,9 @@ impl EmbeddedStorage {
         txn.open_table(KV).map_err(redb_error)?;
         txn.open_table(HISTORY).map_err(redb_error)?;
         txn.open_table(META).map_err(redb_error)?;
+        txn.open_table(EXPIRY).map_err(redb_error)?;
+        let next_expiry = earliest_deadline(&txn.open_table(EXPIRY_QUEUE).map_err(redb_error)?)
+            .map_err(redb_error)?;
         txn.commit().map_err(redb_error)?;
         let db = Arc::new(db);
 
@@ -198,6 +208,7 @@ impl EmbeddedStorage {
             counters: counters.clone(),
             compaction: config.compaction,
             max_batch: config.max_batch.max(1),
+            next_expiry: Cell::new(next_expiry),
         };
         std::thread::Builder::new()
             .name("kapi-redb-writer".to_string())
@@ -268,6 +279,14 @@ impl EmbeddedStorage {
         })?
     }
 
+    /// Submits a create or update and returns the key's new state.
+    async fn write(&self, op: Op) -> Result<KeyValue> {
+        match self.submit(op).await? {
+            Outcome::Written(kv) => Ok(kv),
+            other => Err(unexpected(other)),
+        }
+    }
+
     /// Runs a read on the blocking pool.
     async fn read<T: Send + 'static>(
         &self,
@@ -290,16 +309,21 @@ fn unexpected(outcome: Outcome) -> StorageError {
 #[async_trait]
 impl Storage for EmbeddedStorage {
     async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue> {
-        match self
-            .submit(Op::Create {
-                key: key.to_string(),
-                value,
-            })
-            .await?
-        {
-            Outcome::Written(kv) => Ok(kv),
-            other => Err(unexpected(other)),
-        }
+        self.write(Op::Create {
+            key: key.to_string(),
+            value,
+            ttl: None,
+        })
+        .await
+    }
+
+    async fn create_with_ttl(&self, key: &str, value: Bytes, ttl: Duration) -> Result<KeyValue> {
+        self.write(Op::Create {
+            key: key.to_string(),
+            value,
+            ttl: Some(ttl),
+        })
+        .await
     }
 
     async fn get(&self, key: &str, read_at: ReadAt) -> Result<Option<KeyValue>> {
@@ -313,17 +337,29 @@ impl Storage for EmbeddedStorage {
     }
 
     async fn update(&self, key: &str, value: Bytes, expected: Revision) -> Result<KeyValue> {
-        match self
-            .submit(Op::Update {
-                key: key.to_string(),
-                value,
-                expected,
-            })
-            .await?
-        {
-            Outcome::Written(kv) => Ok(kv),
-            other => Err(unexpected(other)),
-        }
+        self.write(Op::Update {
+            key: key.to_string(),
+            value,
+            expected,
+            ttl: None,
+        })
+        .await
+    }
+
+    async fn update_with_ttl(
+        &self,
+        key: &str,
+        value: Bytes,
+        expected: Revision,
+        ttl: Duration,
+    ) -> Result<KeyValue> {
+        self.write(Op::Update {
+            key: key.to_string(),
+            value,
+            expected,
+            ttl: Some(ttl),
+        })
+        .await
     }
 
     async fn delete(&self, key: &str, expected: Option<Revision>) -> Result<Deleted> {

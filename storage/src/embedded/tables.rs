@@ -3,7 +3,11 @@
 //! - [`KV`]: the current state, key → `create_revision`, `mod_revision`, value;
 //! - [`HISTORY`]: revision → the write at that revision, with the key's state before it
 //!   (see [`super::history`]), so watches can replay it and past states can be rebuilt;
-//! - [`META`]: the revision counter and the compacted revision.
+//! - [`META`]: the revision counter and the compacted revision;
+//! - [`EXPIRY`] and [`EXPIRY_QUEUE`]: the deadlines of keys written with a time-to-live,
+//!   by key (to replace or drop a key's deadline) and by deadline (to find the next one).
+
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use redb::{ReadableTable, TableDefinition};
@@ -19,6 +23,14 @@ pub(super) const HISTORY: TableDefinition<i64, &[u8]> = TableDefinition::new("hi
 
 /// Counters: [`META_REVISION`] and [`META_COMPACTED`].
 pub(super) const META: TableDefinition<&str, i64> = TableDefinition::new("meta");
+
+/// The deadline of each key written with a time-to-live: key → unix time in
+/// milliseconds. A key has an entry here exactly when it has one in [`EXPIRY_QUEUE`].
+pub(super) const EXPIRY: TableDefinition<&str, u64> = TableDefinition::new("expiry");
+
+/// The same deadlines ordered by time: (unix time in milliseconds, key) → nothing.
+pub(super) const EXPIRY_QUEUE: TableDefinition<(u64, &str), ()> =
+    TableDefinition::new("expiry_queue");
 
 /// The revision of the latest write.
 pub(super) const META_REVISION: &str = "revision";
@@ -67,6 +79,20 @@ pub(super) fn read_counter(
         .map_err(redb_error)?
         .map(|v| v.value())
         .unwrap_or(0))
+}
+
+/// `at` as unix time in milliseconds, the unit of [`EXPIRY`].
+pub(super) fn unix_millis(at: SystemTime) -> u64 {
+    at.duration_since(UNIX_EPOCH).map_or(0, |since| {
+        u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+    })
+}
+
+/// The first deadline of [`EXPIRY_QUEUE`], if any.
+pub(super) fn earliest_deadline(
+    queue: &impl ReadableTable<(u64, &'static str), ()>,
+) -> Result<Option<u64>, redb::StorageError> {
+    Ok(queue.first()?.map(|(entry, _)| entry.value().0))
 }
 
 /// A redb failure: nothing the caller can fix by retrying.

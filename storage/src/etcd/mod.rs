@@ -6,6 +6,13 @@
 //! failure branch reads the key so a [`StorageError::Conflict`] carries the current
 //! state.
 //!
+//! **Time-to-live.** A write with a TTL grants an etcd lease of that many seconds
+//! (rounded up, at least one) and attaches it to the put, inside the same transaction as
+//! the write's compare; etcd deletes the key when the lease expires, and its watch
+//! reports that delete like any other. A plain put carries no lease, which detaches the
+//! key from the one it had. Each TTL write grants its own lease (a lease whose write
+//! failed is revoked).
+//!
 //! **Compacted revision.** etcd does not report its compacted revision to a client, so
 //! [`EtcdStorage`] records it where kube-apiserver does: after compacting, it writes the
 //! revision (in decimal) to the key [`EtcdConfig::compacted_revision_key`]
@@ -239,6 +246,101 @@ impl EtcdStorage {
         self.call(true, request).await
     }
 
+    /// Grants a lease of `ttl`, in whole seconds rounded up (at least one), retried like
+    /// a read: a lease granted twice only leaves one unused, and it expires.
+    async fn grant_lease(&self, ttl: Duration) -> Result<i64> {
+        self.kv()?;
+        let seconds = lease_seconds(ttl);
+        let deadline = Instant::now() + self.shared.config.request_timeout;
+        let mut backoff = self.shared.config.initial_backoff;
+        loop {
+            let mut client = self.shared.client.lease_client();
+            match client.grant(seconds, None).await {
+                Err(error)
+                    if matches!(kind(&error), Kind::NotSent | Kind::Unavailable)
+                        && Instant::now() + backoff < deadline =>
+                {
+                    tracing::debug!(%error, "granting an etcd lease failed; retrying");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(self.shared.config.max_backoff);
+                }
+                result => return result.map(|granted| granted.id()).map_err(map),
+            }
+        }
+    }
+
+    /// Revokes a lease that no key uses (its write's compare failed). Best effort:
+    /// unrevoked, it expires on its own. Never after a write that may have been applied
+    /// (its answer lost): revoking deletes the keys attached.
+    async fn revoke_unused(&self, lease: i64) {
+        let mut client = self.shared.client.lease_client();
+        if let Err(error) = client.revoke(lease).await {
+            tracing::debug!(%error, lease, "revoking an unused etcd lease failed");
+        }
+    }
+
+    /// Creates `key`, attached to `lease` when there is one.
+    async fn put_new(&self, key: &str, value: Bytes, lease: Option<i64>) -> Result<KeyValue> {
+        let options = lease.map(|lease| PutOptions::new().with_lease(lease));
+        let txn = Txn::new()
+            .when([Compare::create_revision(key, CompareOp::Equal, 0)])
+            .and_then([TxnOp::put(key, value.to_vec(), options)]);
+        let response = self.txn(txn).await?;
+        if !response.succeeded() {
+            return Err(StorageError::AlreadyExists {
+                key: key.to_string(),
+            });
+        }
+        let revision = txn_revision(&response);
+        Ok(KeyValue {
+            key: key.to_string(),
+            value,
+            create_revision: revision,
+            mod_revision: revision,
+        })
+    }
+
+    /// Replaces `key`'s value if its `mod_revision` is `expected`, attached to `lease`
+    /// when there is one and to none otherwise.
+    async fn put_existing(
+        &self,
+        key: &str,
+        value: Bytes,
+        expected: Revision,
+        lease: Option<i64>,
+    ) -> Result<KeyValue> {
+        let mut options = PutOptions::new().with_prev_key();
+        if let Some(lease) = lease {
+            options = options.with_lease(lease);
+        }
+        let txn = Txn::new()
+            .when([
+                Compare::create_revision(key, CompareOp::Greater, 0),
+                Compare::mod_revision(key, CompareOp::Equal, expected),
+            ])
+            .and_then([TxnOp::put(key, value.to_vec(), Some(options))])
+            .or_else([TxnOp::get(key, None)]);
+        let response = self.txn(txn).await?;
+        if !response.succeeded() {
+            return Err(conflict_or_not_found(key, &response));
+        }
+        let revision = txn_revision(&response);
+        let create_revision = response
+            .op_responses()
+            .into_iter()
+            .find_map(|op| match op {
+                TxnOpResponse::Put(put) => put.prev_key().map(|prev| prev.create_revision()),
+                _ => None,
+            })
+            .unwrap_or(revision);
+        Ok(KeyValue {
+            key: key.to_string(),
+            value,
+            create_revision,
+            mod_revision: revision,
+        })
+    }
+
     /// Opens an etcd watch stream, retrying like a read (opening a watch changes
     /// nothing).
     async fn open_watch(
@@ -425,6 +527,23 @@ fn found_state(response: &TxnResponse) -> Result<Option<KeyValue>> {
     Ok(None)
 }
 
+/// A TTL in etcd's unit, whole seconds: rounded up (a key never expires early), at
+/// least one.
+fn lease_seconds(ttl: Duration) -> i64 {
+    let seconds = ttl.as_secs() + u64::from(ttl.subsec_nanos() > 0);
+    i64::try_from(seconds.max(1)).unwrap_or(i64::MAX)
+}
+
+/// Whether a write failed on its compare, so it certainly wrote nothing.
+fn compare_failed(error: &StorageError) -> bool {
+    matches!(
+        error,
+        StorageError::AlreadyExists { .. }
+            | StorageError::Conflict { .. }
+            | StorageError::NotFound { .. }
+    )
+}
+
 /// A failed compare on an existing key: `Conflict`, else `NotFound`.
 fn conflict_or_not_found(key: &str, response: &TxnResponse) -> StorageError {
     match found_state(response) {
@@ -442,22 +561,16 @@ fn conflict_or_not_found(key: &str, response: &TxnResponse) -> StorageError {
 #[async_trait]
 impl Storage for EtcdStorage {
     async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue> {
-        let txn = Txn::new()
-            .when([Compare::create_revision(key, CompareOp::Equal, 0)])
-            .and_then([TxnOp::put(key, value.to_vec(), None)]);
-        let response = self.txn(txn).await?;
-        if !response.succeeded() {
-            return Err(StorageError::AlreadyExists {
-                key: key.to_string(),
-            });
+        self.put_new(key, value, None).await
+    }
+
+    async fn create_with_ttl(&self, key: &str, value: Bytes, ttl: Duration) -> Result<KeyValue> {
+        let lease = self.grant_lease(ttl).await?;
+        let created = self.put_new(key, value, Some(lease)).await;
+        if created.as_ref().is_err_and(compare_failed) {
+            self.revoke_unused(lease).await;
         }
-        let revision = txn_revision(&response);
-        Ok(KeyValue {
-            key: key.to_string(),
-            value,
-            create_revision: revision,
-            mod_revision: revision,
-        })
+        created
     }
 
     async fn get(&self, key: &str, read_at: ReadAt) -> Result<Option<KeyValue>> {
@@ -529,36 +642,22 @@ impl Storage for EtcdStorage {
     }
 
     async fn update(&self, key: &str, value: Bytes, expected: Revision) -> Result<KeyValue> {
-        let txn = Txn::new()
-            .when([
-                Compare::create_revision(key, CompareOp::Greater, 0),
-                Compare::mod_revision(key, CompareOp::Equal, expected),
-            ])
-            .and_then([TxnOp::put(
-                key,
-                value.to_vec(),
-                Some(PutOptions::new().with_prev_key()),
-            )])
-            .or_else([TxnOp::get(key, None)]);
-        let response = self.txn(txn).await?;
-        if !response.succeeded() {
-            return Err(conflict_or_not_found(key, &response));
+        self.put_existing(key, value, expected, None).await
+    }
+
+    async fn update_with_ttl(
+        &self,
+        key: &str,
+        value: Bytes,
+        expected: Revision,
+        ttl: Duration,
+    ) -> Result<KeyValue> {
+        let lease = self.grant_lease(ttl).await?;
+        let updated = self.put_existing(key, value, expected, Some(lease)).await;
+        if updated.as_ref().is_err_and(compare_failed) {
+            self.revoke_unused(lease).await;
         }
-        let revision = txn_revision(&response);
-        let create_revision = response
-            .op_responses()
-            .into_iter()
-            .find_map(|op| match op {
-                TxnOpResponse::Put(put) => put.prev_key().map(|prev| prev.create_revision()),
-                _ => None,
-            })
-            .unwrap_or(revision);
-        Ok(KeyValue {
-            key: key.to_string(),
-            value,
-            create_revision,
-            mod_revision: revision,
-        })
+        updated
     }
 
     async fn delete(&self, key: &str, expected: Option<Revision>) -> Result<Deleted> {
@@ -721,7 +820,18 @@ impl EtcdStorage {
 
 #[cfg(test)]
 mod tests {
-    use super::prefix_end;
+    use std::time::Duration;
+
+    use super::{lease_seconds, prefix_end};
+
+    #[test]
+    fn lease_ttls_round_up_to_whole_seconds() {
+        assert_eq!(lease_seconds(Duration::ZERO), 1);
+        assert_eq!(lease_seconds(Duration::from_millis(1)), 1);
+        assert_eq!(lease_seconds(Duration::from_secs(1)), 1);
+        assert_eq!(lease_seconds(Duration::from_millis(1001)), 2);
+        assert_eq!(lease_seconds(Duration::from_secs(3600)), 3600);
+    }
 
     #[test]
     fn prefix_ends() {

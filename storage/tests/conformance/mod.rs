@@ -9,7 +9,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use kapi_storage::{
     Event, EventKind, KeyValue, ListRequest, ReadAt, Revision, Storage, StorageError, Update,
-    UpdateError, Updated, WatchItem, WatchStream, guaranteed_update,
+    UpdateError, Updated, WatchItem, WatchStream, guaranteed_update, guaranteed_update_with_ttl,
 };
 
 /// Bound on one whole test.
@@ -17,6 +17,10 @@ pub const TEST_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// Bound on one awaited step (a watch item, a background task).
 const STEP: Duration = Duration::from_secs(15);
+
+/// How long a key with a time-to-live may outlive its deadline in these tests: expiry
+/// comes within about a second, etcd's lease granularity and minimum TTL add a little.
+pub const EXPIRY_BOUND: Duration = Duration::from_secs(10);
 
 /// The progress interval the setups configure, so idle watches report quickly.
 pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(300);
@@ -42,6 +46,9 @@ macro_rules! conformance_suite {
             exact_read_after_compaction_is_expired,
             current_revision_is_monotonic,
             close_ends_watches_and_refuses_calls,
+            key_with_ttl_expires_as_a_delete,
+            write_with_ttl_renews_the_deadline,
+            plain_update_clears_the_ttl,
         );
     };
     (@tests $setup:path; $($name:ident),* $(,)?) => {
@@ -793,4 +800,127 @@ pub async fn close_ends_watches_and_refuses_calls(s: Arc<dyn Storage>) {
         Err(other) => panic!("expected Unavailable after close, got {other:?}"),
         Ok(_) => panic!("a watch started after close"),
     }
+}
+
+/// Polls until `key` is gone (from reads and lists), at most [`EXPIRY_BOUND`].
+pub async fn wait_until_gone(s: &dyn Storage, key: &str) {
+    let prefix = &key[..=key.rfind('/').expect("a key with a prefix")];
+    let deadline = tokio::time::Instant::now() + EXPIRY_BOUND;
+    loop {
+        let read = s.get(key, ReadAt::Latest).await.unwrap();
+        let listed = s.list(&list_at(prefix, ReadAt::Latest)).await.unwrap();
+        if read.is_none() && listed.items.iter().all(|kv| kv.key != key) {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{key} has not expired after {EXPIRY_BOUND:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+pub async fn key_with_ttl_expires_as_a_delete(s: Arc<dyn Storage>) {
+    let start = s.current_revision().await.unwrap();
+    let mut watch = s.watch("/t/ttl/", start).await.unwrap();
+    let created = s
+        .create_with_ttl("/t/ttl/a", bytes("a"), Duration::from_secs(1))
+        .await
+        .unwrap();
+    let forever = s.create("/t/ttl/b", bytes("b")).await.unwrap();
+    assert_eq!(
+        s.get("/t/ttl/a", ReadAt::Latest).await.unwrap(),
+        Some(created.clone())
+    );
+    wait_until_gone(s.as_ref(), "/t/ttl/a").await;
+    // Only the key with a TTL went.
+    assert_eq!(
+        s.get("/t/ttl/b", ReadAt::Latest).await.unwrap(),
+        Some(forever.clone())
+    );
+
+    let added = next_event(&mut watch).await;
+    assert_eq!(added.kind, EventKind::Created);
+    assert_eq!(added.revision, created.mod_revision);
+    assert_eq!(next_event(&mut watch).await.key, "/t/ttl/b");
+    let expired = next_event(&mut watch).await;
+    assert_eq!(expired.kind, EventKind::Deleted);
+    assert_eq!(expired.key, "/t/ttl/a");
+    assert_eq!(expired.value, bytes("a"));
+    assert_eq!(expired.prev_value, Some(bytes("a")));
+    assert!(expired.revision > forever.mod_revision);
+    // An ordinary delete: the state before it is still readable at its revision.
+    assert_eq!(
+        s.get("/t/ttl/a", ReadAt::Exact(expired.revision - 1))
+            .await
+            .unwrap(),
+        Some(created)
+    );
+    assert!(s.current_revision().await.unwrap() >= expired.revision);
+    // The key can be created again, without a TTL this time.
+    s.create("/t/ttl/a", bytes("again")).await.unwrap();
+}
+
+pub async fn write_with_ttl_renews_the_deadline(s: Arc<dyn Storage>) {
+    let started = tokio::time::Instant::now();
+    let created = s
+        .create_with_ttl("/t/ttlrenew/a", bytes("1"), Duration::from_secs(2))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Renewed through guaranteed_update_with_ttl (an update_with_ttl underneath).
+    let renewed = guaranteed_update_with_ttl(
+        s.as_ref(),
+        "/t/ttlrenew/a",
+        Some(Duration::from_secs(5)),
+        |_| Ok::<_, ()>(Update::Write(bytes("2"))),
+    )
+    .await
+    .expect("renewed before the first deadline");
+    let Updated::Written(renewed) = renewed else {
+        panic!("expected a write, got {renewed:?}");
+    };
+    assert_eq!(renewed.create_revision, created.create_revision);
+    // Well past the first deadline (etcd included: its leases last at least 2 s and
+    // expire within half a second), well before the renewed one.
+    tokio::time::sleep_until(started + Duration::from_millis(3500)).await;
+    assert_eq!(
+        s.get("/t/ttlrenew/a", ReadAt::Latest).await.unwrap(),
+        Some(renewed)
+    );
+    wait_until_gone(s.as_ref(), "/t/ttlrenew/a").await;
+}
+
+pub async fn plain_update_clears_the_ttl(s: Arc<dyn Storage>) {
+    let created = s
+        .create_with_ttl("/t/ttlclear/a", bytes("1"), Duration::from_secs(1))
+        .await
+        .unwrap();
+    let updated = s
+        .update("/t/ttlclear/a", bytes("2"), created.mod_revision)
+        .await
+        .unwrap();
+    let b = s
+        .create_with_ttl("/t/ttlclear/b", bytes("1"), Duration::from_secs(1))
+        .await
+        .unwrap();
+    // guaranteed_update without a TTL clears it too.
+    let Updated::Written(kept) = guaranteed_update(s.as_ref(), "/t/ttlclear/b", |_| {
+        Ok::<_, ()>(Update::Write(bytes("2")))
+    })
+    .await
+    .unwrap() else {
+        panic!("expected a write");
+    };
+    assert_eq!(kept.create_revision, b.create_revision);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        s.get("/t/ttlclear/a", ReadAt::Latest).await.unwrap(),
+        Some(updated)
+    );
+    assert_eq!(
+        s.get("/t/ttlclear/b", ReadAt::Latest).await.unwrap(),
+        Some(kept.clone())
+    );
+    assert_eq!(s.current_revision().await.unwrap(), kept.mod_revision);
 }
