@@ -2,6 +2,7 @@
 //! [`kapi_core::Hooks`] and attached to the generated types with the `kapi.dev/hooks`
 //! annotation in `schemas/`.
 
+mod apiextensions;
 mod apps;
 mod autoscaling;
 mod batch;
@@ -21,6 +22,7 @@ mod service;
 mod service_account;
 mod storage;
 
+pub use apiextensions::CustomResourceDefinitionHooks;
 pub use apps::{
     ControllerRevisionHooks, DaemonSetHooks, DeploymentHooks, ReplicaSetHooks,
     ReplicationControllerHooks, StatefulSetHooks,
