@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use kapi_core::field::FieldPath;
+use kapi_core::resource::ALL_VERBS;
 
 use crate::diagnostic::Diagnostic;
 use crate::model::ResourceDef;
@@ -13,18 +14,6 @@ pub const HOOKS_ANNOTATION: &str = "kapi.dev/hooks";
 /// The annotation listing the verbs a resource serves (comma-separated; all eight
 /// standard verbs when absent), as discovery shows them: `get,list` for a read-only one.
 pub const VERBS_ANNOTATION: &str = "kapi.dev/verbs";
-
-/// The verbs [`VERBS_ANNOTATION`] may list.
-pub const KNOWN_VERBS: [&str; 8] = [
-    "create",
-    "delete",
-    "deletecollection",
-    "get",
-    "list",
-    "patch",
-    "update",
-    "watch",
-];
 
 /// The annotation listing a resource's subresources besides status and scale, with the
 /// verbs of each: `approval=get,patch,update;binding=create`.
@@ -97,12 +86,17 @@ pub fn validate(resources: &[ResourceDef]) -> Vec<Diagnostic> {
         if let Some(verbs) = verbs(res) {
             let path = FieldPath::new("metadata.annotations").key(VERBS_ANNOTATION);
             for v in &verbs {
-                if !KNOWN_VERBS.contains(&v.as_str()) {
+                // The verbs the annotation may list: kapi-core's standard eight.
+                if !ALL_VERBS.iter().any(|k| k == v) {
                     diags.push(res.doc.diagnostic(
                         &path,
                         format!(
                             "Unsupported value: {v:?}: supported values: {}",
-                            KNOWN_VERBS.map(|k| format!("\"{k}\"")).join(", ")
+                            ALL_VERBS
+                                .iter()
+                                .map(|k| format!("\"{k}\""))
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         ),
                     ));
                 }

@@ -266,9 +266,7 @@ impl Hooks<Ingress> for IngressHooks {
                 .into_iter()
                 .flatten()
                 .filter_map(|i| {
-                    i.ip.clone()
-                        .filter(|s| !s.is_empty())
-                        .or_else(|| i.hostname.clone().filter(|s| !s.is_empty()))
+                    super::service::load_balancer_address(i.ip.as_ref(), i.hostname.as_ref())
                 })
                 .collect::<Vec<_>>()
                 .join(","),

@@ -548,12 +548,19 @@ fn load_balancer_addresses(svc: &Service) -> Vec<String> {
         .and_then(|lb| lb.ingress.as_ref())
         .into_iter()
         .flatten()
-        .filter_map(|i| {
-            i.ip.clone()
-                .filter(|s| !s.is_empty())
-                .or_else(|| i.hostname.clone().filter(|s| !s.is_empty()))
-        })
+        .filter_map(|i| load_balancer_address(i.ip.as_ref(), i.hostname.as_ref()))
         .collect()
+}
+
+/// One load-balancer ingress point as kube's printers show it: its IP, else its
+/// hostname (Services and Ingresses alike).
+pub(super) fn load_balancer_address(
+    ip: Option<&String>,
+    hostname: Option<&String>,
+) -> Option<String> {
+    ip.filter(|s| !s.is_empty())
+        .or(hostname.filter(|s| !s.is_empty()))
+        .cloned()
 }
 
 /// `getServiceExternalIP`.
