@@ -1,9 +1,11 @@
-//! The API's self-description, computed once at start from the registry: discovery
-//! (plain and aggregated), OpenAPI v2 (JSON, and gnostic protobuf for kubectl 1.27 and
-//! 1.28) and v3, and `/version`.
+//! The API's self-description, computed from the registry: discovery (plain and
+//! aggregated), OpenAPI v2 (JSON, and gnostic protobuf for kubectl 1.27 and 1.28) and
+//! v3, and `/version`. [`LiveDocuments`] computes them again after the registry
+//! changes (a CustomResourceDefinition was established or removed), once, on the
+//! first request that needs them.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode, header};
@@ -237,6 +239,37 @@ impl Documents {
             )),
             _ => error_response(&ApiError::no_route()),
         }
+    }
+}
+
+/// The documents of the registry as it is now: rebuilt when its
+/// [`Registry::generation`] has moved since they were computed.
+pub struct LiveDocuments {
+    address: String,
+    current: Mutex<(u64, Arc<Documents>)>,
+}
+
+impl LiveDocuments {
+    /// The documents of `registry` as it is, for a server reached at `address`.
+    pub fn new(registry: &Registry, address: &str) -> Self {
+        let generation = registry.generation();
+        Self {
+            address: address.to_string(),
+            current: Mutex::new((generation, Arc::new(Documents::new(registry, address)))),
+        }
+    }
+
+    /// The documents for the registry's current generation.
+    pub fn get(&self, registry: &Registry) -> Arc<Documents> {
+        let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        let generation = registry.generation();
+        if current.0 != generation {
+            *current = (
+                generation,
+                Arc::new(Documents::new(registry, &self.address)),
+            );
+        }
+        current.1.clone()
     }
 }
 

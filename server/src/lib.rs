@@ -12,7 +12,8 @@
 //!
 //! Beside them: [`status`] (every error as a Kubernetes `Status`), [`documents`]
 //! (discovery and OpenAPI), [`presentation`] (Table and PartialObjectMetadata),
-//! [`controllers`] (namespace lifecycle and garbage collection), [`allocation`] (Service
+//! [`controllers`] (namespace lifecycle and garbage collection), [`apiextensions`]
+//! (CustomResourceDefinitions served at run time), [`allocation`] (Service
 //! cluster IPs and node ports), [`server`] (listening,
 //! shutdown), [`kubeconfig`].
 //!
@@ -36,6 +37,7 @@
 //! ```
 
 pub mod allocation;
+pub mod apiextensions;
 pub mod bootstrap;
 pub mod compactor;
 pub mod controllers;

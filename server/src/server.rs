@@ -1,5 +1,5 @@
 //! Running the server: open the storage, build the registry, make sure the initial
-//! namespaces exist, listen (HTTP/1.1 and HTTP/2), write the kubeconfig, and shut down
+//! namespaces exist, serve the stored CustomResourceDefinitions, listen (HTTP/1.1 and HTTP/2), write the kubeconfig, and shut down
 //! cleanly: stop accepting, end watches, let in-flight requests finish, close the store.
 
 use std::net::SocketAddr;
@@ -17,7 +17,7 @@ use tokio::sync::watch;
 
 use crate::allocation::{ServiceAllocator, ServiceRanges};
 use crate::bootstrap;
-use crate::documents::Documents;
+use crate::documents::LiveDocuments;
 use crate::endpoints::Api;
 use crate::kubeconfig;
 use crate::metrics::InstrumentedStorage;
@@ -119,6 +119,17 @@ pub async fn serve(
     ));
     bootstrap::ensure_namespaces(&registry).await;
 
+    let (stop_tx, stop_rx) = watch::channel(false);
+    // Stored CRDs are served before the first request is taken.
+    let (crd_controller, mut crds_synced) =
+        crate::apiextensions::start(registry.clone(), stop_rx.clone());
+    if tokio::time::timeout(Duration::from_secs(60), crds_synced.wait_for(|s| *s))
+        .await
+        .is_err()
+    {
+        tracing::warn!("CustomResourceDefinitions not all served after 60s; starting anyway");
+    }
+
     let listener = TcpListener::bind(config.listen)
         .await
         .map_err(io(format!("listening on {}", config.listen)))?;
@@ -129,9 +140,8 @@ pub async fn serve(
     let kubeconfig_path =
         kubeconfig::write(&config.data_dir, &url).map_err(io("writing the kubeconfig"))?;
 
-    let (stop_tx, stop_rx) = watch::channel(false);
     let api = Arc::new(Api {
-        documents: Documents::new(&registry, &local.to_string()),
+        documents: LiveDocuments::new(&registry, &local.to_string()),
         registry: registry.clone(),
         address: local.to_string(),
         shutdown: stop_rx,
@@ -190,6 +200,7 @@ pub async fn serve(
         tracing::warn!("requests still running after 30s; closing anyway");
     }
     controllers.abort();
+    crd_controller.abort();
     if let Some(c) = compactor {
         c.abort();
     }

@@ -135,22 +135,87 @@ impl Graph {
     }
 }
 
+/// The watched stores, by the index their nodes carry, each with its feed task.
+#[derive(Default)]
+struct Feeds {
+    next: usize,
+    active: HashMap<usize, (Arc<Store>, tokio::task::JoinHandle<()>)>,
+}
+
+impl Feeds {
+    /// Follows the registry: a feed for each new store, none for removed ones (whose
+    /// objects the graph forgets).
+    fn follow(
+        &mut self,
+        registry: &Registry,
+        graph: &mut Graph,
+        tx: &mpsc::Sender<Message>,
+        shutdown: &watch::Receiver<bool>,
+    ) {
+        let current = registry.stores();
+        self.active.retain(|index, (store, task)| {
+            let kept = current.iter().any(|s| Arc::ptr_eq(s, store));
+            if !kept {
+                task.abort();
+                graph.receive(Message::Reset(*index));
+            }
+            kept
+        });
+        for store in current {
+            if self.active.values().any(|(s, _)| Arc::ptr_eq(s, &store)) {
+                continue;
+            }
+            let index = self.next;
+            self.next += 1;
+            let task = tokio::spawn(feed(index, store.clone(), tx.clone(), shutdown.clone()));
+            self.active.insert(index, (store, task));
+        }
+    }
+
+    /// Hands a feed's message to the graph, unless its store was removed meanwhile.
+    fn deliver(&self, graph: &mut Graph, message: Message) {
+        let index = match &message {
+            Message::Event(i, _) | Message::Reset(i) => *i,
+        };
+        if self.active.contains_key(&index) {
+            graph.receive(message);
+        }
+    }
+
+    fn store(&self, index: usize) -> Option<&Store> {
+        self.active.get(&index).map(|(s, _)| s.as_ref())
+    }
+}
+
+impl Drop for Feeds {
+    fn drop(&mut self) {
+        for (_, task) in self.active.values() {
+            task.abort();
+        }
+    }
+}
+
 /// Runs until `shutdown` turns true.
 pub async fn run(registry: Arc<Registry>, mut shutdown: watch::Receiver<bool>) {
-    let stores: Vec<Arc<Store>> = registry.stores().to_vec();
     let (tx, mut rx) = mpsc::channel::<Message>(1024);
-    for (i, store) in stores.iter().enumerate() {
-        tokio::spawn(feed(i, store.clone(), tx.clone(), shutdown.clone()));
-    }
-    drop(tx);
     let mut graph = Graph::default();
+    let mut feeds = Feeds::default();
+    let mut changes = registry.changes();
+    changes.mark_unchanged();
+    feeds.follow(&registry, &mut graph, &tx, &shutdown);
     let mut tick = tokio::time::interval(RESYNC);
     loop {
         tokio::select! {
             () = super::stopped(&mut shutdown) => return,
+            changed = changes.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                feeds.follow(&registry, &mut graph, &tx, &shutdown);
+            }
             event = rx.recv() => {
                 let Some(message) = event else { return };
-                graph.receive(message);
+                feeds.deliver(&mut graph, message);
                 // Batch what arrives in a short window into one sweep.
                 let deadline = tokio::time::sleep(BATCH);
                 tokio::pin!(deadline);
@@ -158,7 +223,7 @@ pub async fn run(registry: Arc<Registry>, mut shutdown: watch::Receiver<bool>) {
                     tokio::select! {
                         _ = &mut deadline => break,
                         more = rx.recv() => match more {
-                            Some(m) => graph.receive(m),
+                            Some(m) => feeds.deliver(&mut graph, m),
                             None => break,
                         },
                     }
@@ -166,8 +231,8 @@ pub async fn run(registry: Arc<Registry>, mut shutdown: watch::Receiver<bool>) {
             }
             _ = tick.tick() => {}
         }
-        if graph.synced.len() == stores.len() {
-            sweep(&stores, &graph).await;
+        if feeds.active.keys().all(|i| graph.synced.contains(i)) {
+            sweep(&feeds, &graph).await;
         }
     }
 }
@@ -216,17 +281,23 @@ async fn feed(
     }
 }
 
-/// One pass over the graph: every decision, then the writes.
-async fn sweep(stores: &[Arc<Store>], graph: &Graph) {
+/// One pass over the graph: every decision, then the writes. Nodes of a store that
+/// was just removed are skipped (the graph forgets them with the feed).
+async fn sweep(feeds: &Feeds, graph: &Graph) {
     for (uid, node) in &graph.nodes {
+        let Some(store) = feeds.store(node.store) else {
+            continue;
+        };
         // Orphan: free the dependents, then let the owner go.
         if node.deleting && node.finalizers.iter().any(|f| f == ORPHAN_FINALIZER) {
             let mut ok = true;
             for (_, dep) in graph.dependents(uid) {
-                ok &= remove_owner_ref(&stores[dep.store], dep, uid).await;
+                if let Some(dep_store) = feeds.store(dep.store) {
+                    ok &= remove_owner_ref(dep_store, dep, uid).await;
+                }
             }
             if ok {
-                remove_finalizer(&stores[node.store], node, ORPHAN_FINALIZER).await;
+                remove_finalizer(store, node, ORPHAN_FINALIZER).await;
             }
             continue;
         }
@@ -234,13 +305,13 @@ async fn sweep(stores: &[Arc<Store>], graph: &Graph) {
         if node.deleting && node.finalizers.iter().any(|f| f == FOREGROUND_FINALIZER) {
             let mut blocking = false;
             for (_, dep) in graph.dependents(uid) {
-                if !dep.deleting {
-                    delete(&stores[dep.store], dep, Propagation::Foreground).await;
+                if let Some(dep_store) = feeds.store(dep.store).filter(|_| !dep.deleting) {
+                    delete(dep_store, dep, Propagation::Foreground).await;
                 }
                 blocking |= dep.owners.iter().any(|o| o.uid == *uid && o.block);
             }
             if !blocking {
-                remove_finalizer(&stores[node.store], node, FOREGROUND_FINALIZER).await;
+                remove_finalizer(store, node, FOREGROUND_FINALIZER).await;
             }
             continue;
         }
@@ -252,7 +323,7 @@ async fn sweep(stores: &[Arc<Store>], graph: &Graph) {
                 .filter(|o| graph.nodes.contains_key(&o.uid))
                 .count();
             if alive == 0 {
-                delete(&stores[node.store], node, Propagation::Background).await;
+                delete(store, node, Propagation::Background).await;
             }
         }
     }

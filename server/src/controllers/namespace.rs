@@ -22,7 +22,7 @@ const RESYNC: Duration = Duration::from_secs(1);
 
 /// Runs until `shutdown` turns true.
 pub async fn run(registry: Arc<Registry>, mut shutdown: watch::Receiver<bool>) {
-    let Some(namespaces) = registry.get("", "v1", "namespaces").cloned() else {
+    let Some(namespaces) = registry.get("", "v1", "namespaces") else {
         return;
     };
     loop {

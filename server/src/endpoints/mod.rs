@@ -39,8 +39,8 @@ pub struct Api {
     pub address: String,
     /// Flips to `true` when the server shuts down: open watches end.
     pub shutdown: signal::Receiver<bool>,
-    /// Precomputed API documents (discovery and OpenAPI).
-    pub documents: crate::documents::Documents,
+    /// API documents (discovery and OpenAPI), following the registry.
+    pub documents: crate::documents::LiveDocuments,
 }
 
 /// Builds a JSON response.
@@ -134,13 +134,15 @@ impl Api {
             }
             _ => {}
         }
-        if let Some(res) = self.documents.serve(&req, &path) {
-            return res;
+        if path.starts_with("/openapi/") {
+            if let Some(res) = self.documents.get(&self.registry).serve(&req, &path) {
+                return res;
+            }
         }
         match path::parse(&path) {
             Some(Route::Resource(r)) => resource::handle(self, req, r).await,
             Some(Route::Unknown) | None => error_response(&ApiError::no_route()),
-            Some(route) => self.documents.discovery(&req, &route),
+            Some(route) => self.documents.get(&self.registry).discovery(&req, &route),
         }
     }
 }

@@ -4,12 +4,17 @@
 //! compiling — the same parser the compiled resources and kapi's own schema files go
 //! through, so a bad CRD gets a 422 with the field path of each problem.
 //!
-//! Not yet: serving the resources a CRD defines, its status conditions (Established,
-//! NamesAccepted) and accepted names (issue #5).
+//! As kube-apiserver's CRD registry does, the strategy also keeps
+//! `status.storedVersions` (the storage version of every write is added; a version may
+//! only be dropped from `spec.versions` once it is gone from there), and a delete keeps
+//! the CRD with the `customresourcecleanup` finalizer and a `Terminating` condition
+//! until [`crate::apiextensions`] has deleted its objects.
 
 use kapi_core::crd::CustomResourceDefinition as Definition;
-use kapi_core::{ErrorList, Hooks};
+use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
+use serde_json::Value;
 
+use crate::apiextensions::{CLEANUP_FINALIZER, conditions};
 use crate::generated::apiextensions_k8s_io::v1::CustomResourceDefinition;
 
 /// The hooks of CustomResourceDefinition.
@@ -23,7 +28,57 @@ fn validate_definition(crd: &CustomResourceDefinition) -> ErrorList {
     }
 }
 
+fn storage_version(crd: &CustomResourceDefinition) -> Option<String> {
+    crd.spec
+        .versions
+        .iter()
+        .find(|v| v.storage)
+        .map(|v| v.name.clone())
+}
+
+/// Changes the CRD's status as JSON (conditions are kept as kube writes them).
+fn with_status(crd: &mut CustomResourceDefinition, f: impl FnOnce(&mut Value)) {
+    let mut status = serde_json::to_value(&crd.status).unwrap_or(Value::Null);
+    f(&mut status);
+    if let Ok(s) = serde_json::from_value(status) {
+        crd.status = s;
+    }
+}
+
+fn add_stored_version(crd: &mut CustomResourceDefinition) {
+    let Some(version) = storage_version(crd) else {
+        return;
+    };
+    with_status(crd, |status| {
+        if !status.is_object() {
+            *status = serde_json::json!({});
+        }
+        let stored = status
+            .as_object_mut()
+            .expect("made an object above")
+            .entry("storedVersions")
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if let Some(list) = stored.as_array_mut() {
+            if !list.iter().any(|v| v.as_str() == Some(version.as_str())) {
+                list.push(Value::from(version));
+            }
+        }
+    });
+}
+
 impl Hooks<CustomResourceDefinition> for CustomResourceDefinitionHooks {
+    fn prepare_for_create(&self, crd: &mut CustomResourceDefinition) {
+        add_stored_version(crd);
+    }
+
+    fn prepare_for_update(
+        &self,
+        new: &mut CustomResourceDefinition,
+        _old: &CustomResourceDefinition,
+    ) {
+        add_stored_version(new);
+    }
+
     fn validate(&self, crd: &CustomResourceDefinition) -> ErrorList {
         validate_definition(crd)
     }
@@ -31,8 +86,51 @@ impl Hooks<CustomResourceDefinition> for CustomResourceDefinitionHooks {
     fn validate_update(
         &self,
         new: &CustomResourceDefinition,
-        _old: &CustomResourceDefinition,
+        old: &CustomResourceDefinition,
     ) -> ErrorList {
-        validate_definition(new)
+        let mut errs = validate_definition(new);
+        let stored = new
+            .status
+            .as_ref()
+            .and_then(|s| s.stored_versions.clone())
+            .unwrap_or_default();
+        for (i, v) in stored.iter().enumerate() {
+            if !new.spec.versions.iter().any(|x| &x.name == v) {
+                errs.push(FieldError::invalid(
+                    &FieldPath::new("status.storedVersions").index(i),
+                    v.as_str(),
+                    "must appear in spec.versions",
+                ));
+            }
+        }
+        if new.spec.scope != old.spec.scope {
+            errs.push(FieldError::invalid(
+                &FieldPath::new("spec.scope"),
+                new.spec.scope.as_str(),
+                "field is immutable",
+            ));
+        }
+        errs
+    }
+
+    /// A CRD that is not yet being deleted has its objects to delete first.
+    fn finalizing(&self, crd: &CustomResourceDefinition) -> bool {
+        crd.metadata.deletion_timestamp.is_none()
+    }
+
+    fn prepare_for_delete(&self, crd: &mut CustomResourceDefinition) {
+        let finalizers = crd.metadata.finalizers.get_or_insert_with(Vec::new);
+        if !finalizers.iter().any(|f| f == CLEANUP_FINALIZER) {
+            finalizers.push(CLEANUP_FINALIZER.to_string());
+        }
+        with_status(crd, |status| {
+            conditions::set(
+                status,
+                conditions::TERMINATING,
+                true,
+                "InstanceDeletionPending",
+                "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
+            )
+        });
     }
 }

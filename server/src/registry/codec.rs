@@ -16,10 +16,18 @@ pub fn encode(obj: &Value) -> Bytes {
     Bytes::from(serde_json::to_vec(&obj).expect("a JSON value always serializes"))
 }
 
-/// Decodes a stored value, with `resourceVersion` set to `revision`.
+/// Decodes a stored value, with `resourceVersion` set to `revision`, in the version
+/// `info` serves: the versions of a resource share their storage and differ only in
+/// `apiVersion` (a CRD's `None` conversion).
 pub fn decode(info: &ResourceInfo, value: &[u8], revision: i64) -> Result<Value, ApiError> {
     let mut obj: Value = serde_json::from_slice(value)
         .map_err(|e| ApiError::internal(&format!("decoding a stored {}", info.kind), &e))?;
+    if let Some(map) = obj.as_object_mut() {
+        let api_version = info.api_version();
+        if map.get("apiVersion").and_then(Value::as_str) != Some(api_version.as_str()) {
+            map.insert("apiVersion".into(), Value::from(api_version));
+        }
+    }
     set_meta(
         &mut obj,
         "resourceVersion",

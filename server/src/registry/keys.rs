@@ -6,11 +6,16 @@ use kapi_core::ResourceInfo;
 
 /// The prefix every object of the resource lives under, ending in `/`.
 pub fn resource_prefix(prefix: &str, info: &ResourceInfo) -> String {
+    group_resource_prefix(prefix, &info.group, &info.plural)
+}
+
+/// [`resource_prefix`] from the group and plural alone.
+pub fn group_resource_prefix(prefix: &str, group: &str, plural: &str) -> String {
     let prefix = prefix.trim_end_matches('/');
-    if info.group.is_empty() {
-        format!("{prefix}/{}/", info.plural)
+    if group.is_empty() {
+        format!("{prefix}/{plural}/")
     } else {
-        format!("{prefix}/{}/{}/", info.group, info.plural)
+        format!("{prefix}/{group}/{plural}/")
     }
 }
 

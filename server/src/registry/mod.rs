@@ -13,17 +13,18 @@ pub mod options;
 pub mod store;
 pub mod watch;
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, PoisonError, RwLock};
 
-use kapi_core::{ObjectStrategy, Registrar, ResourceInfo};
+use kapi_core::{ObjectStrategy, Registrar};
 use kapi_storage::{Cacher, CacherConfig, Storage};
+use tokio::sync::watch as signal;
 
 pub use lifecycle::{Lifecycle, LifecycleError};
 pub use options::{
     DeleteOptions, FieldValidation, ListOptions, Propagation, WatchOptions, WriteOptions,
 };
-pub use store::{Deletion, FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Store, Subresource};
+pub use store::{Deletion, FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Store, StoreSetup, Subresource};
 pub use watch::{WatchEvent, WatchEventType};
 
 /// Collects strategies from the generated `register` function (or by hand), before the
@@ -69,12 +70,42 @@ pub struct StoreOptions {
 /// Identifies one resource version: group, version, plural.
 pub type ResourceKey = (String, String, String);
 
-/// Every served resource version with its store; each store reads through a watch
-/// cache ([`Cacher`]) of its resource.
-pub struct Registry {
+/// How a run-time resource ([`Registry::install`]) is served.
+#[derive(Clone, Debug, Default)]
+pub struct Install {
+    /// The `apiVersion` objects are stored in (the CRD's storage version); `None`
+    /// stores each object in the version it was written through.
+    pub storage_version: Option<String>,
+    /// Why creates are refused, when they are: a CRD being deleted takes no new
+    /// objects (403, as kube-apiserver's admission answers).
+    pub refuse_create: Option<String>,
+}
+
+/// What the registry serves at one moment; replaced whole when a run-time resource is
+/// installed or removed, so a request works with one consistent view.
+#[derive(Clone, Default)]
+struct Served {
     stores: BTreeMap<ResourceKey, Arc<Store>>,
     order: Vec<Arc<Store>>,
-    caches: Vec<Arc<dyn Storage>>,
+    /// One watch cache per resource prefix (versions of a resource share one).
+    caches: BTreeMap<String, Arc<dyn Storage>>,
+}
+
+/// Every served resource version with its store; each store reads through a watch
+/// cache ([`Cacher`]) of its resource.
+///
+/// The compiled resources are fixed at start; run-time ones (CustomResourceDefinitions)
+/// come and go with [`Registry::install`] and [`Registry::remove`], and
+/// [`Registry::changes`] tells whoever derives documents from the registry.
+pub struct Registry {
+    storage: Arc<dyn Storage>,
+    prefix: String,
+    options: StoreOptions,
+    namespaces: Option<Arc<NamespaceLookup>>,
+    /// `(group, plural)` of every compiled resource: run-time ones may not take them.
+    compiled: BTreeSet<(String, String)>,
+    served: RwLock<Arc<Served>>,
+    generation: signal::Sender<u64>,
 }
 
 impl Registry {
@@ -104,62 +135,180 @@ impl Registry {
                     s.info(),
                 )))
             });
-        let mut stores = BTreeMap::new();
-        let mut order = Vec::new();
-        // One watch cache per resource prefix (versions of a resource share one).
-        let mut caches: BTreeMap<String, Arc<dyn Storage>> = BTreeMap::new();
+        let mut registry = Self {
+            storage,
+            prefix: prefix.to_string(),
+            options: options.clone(),
+            namespaces,
+            compiled: BTreeSet::new(),
+            served: RwLock::new(Arc::new(Served::default())),
+            generation: signal::Sender::new(0),
+        };
+        let mut served = Served::default();
+        let mut by_resource: BTreeMap<(String, String), Vec<Arc<dyn ObjectStrategy>>> =
+            BTreeMap::new();
         for strategy in resources.strategies() {
             let info = strategy.info();
-            let resource_prefix = keys::resource_prefix(prefix, info);
-            let cached = caches
-                .entry(resource_prefix.clone())
-                .or_insert_with(|| {
-                    Arc::new(Cacher::new(
-                        storage.clone(),
-                        &resource_prefix,
-                        CacherConfig::default(),
-                    ))
-                })
-                .clone();
-            let store = Arc::new(Store::new(
-                strategy.clone(),
-                cached,
-                resource_prefix,
-                if info.namespaced() {
-                    namespaces.clone()
+            by_resource
+                .entry((info.group.to_string(), info.plural.to_string()))
+                .or_default()
+                .push(strategy.clone());
+        }
+        // Registration order is discovery order: keep it.
+        for strategy in resources.strategies() {
+            let info = strategy.info();
+            let resource = (info.group.to_string(), info.plural.to_string());
+            let versions = &by_resource[&resource];
+            let storage_version = versions
+                .iter()
+                .find(|s| s.info().storage)
+                .map(|s| s.info().api_version());
+            let install = Install {
+                storage_version,
+                refuse_create: None,
+            };
+            let store = registry.store_for(&mut served, strategy, &install);
+            served.stores.insert(resource_key(info), store.clone());
+            served.order.push(store);
+            registry.compiled.insert(resource);
+        }
+        registry.served = RwLock::new(Arc::new(served));
+        registry
+    }
+
+    fn store_for(
+        &self,
+        served: &mut Served,
+        strategy: &Arc<dyn ObjectStrategy>,
+        install: &Install,
+    ) -> Arc<Store> {
+        let info = strategy.info();
+        let resource_prefix = keys::resource_prefix(&self.prefix, info);
+        let cached = served
+            .caches
+            .entry(resource_prefix.clone())
+            .or_insert_with(|| {
+                Arc::new(Cacher::new(
+                    self.storage.clone(),
+                    &resource_prefix,
+                    CacherConfig::default(),
+                ))
+            })
+            .clone();
+        let resource = (info.group.to_string(), info.plural.to_string());
+        Arc::new(Store::new(
+            strategy.clone(),
+            cached,
+            resource_prefix,
+            StoreSetup {
+                namespaces: if info.namespaced() {
+                    self.namespaces.clone()
                 } else {
                     None
                 },
-                options
-                    .lifecycles
-                    .get(&(info.group.to_string(), info.plural.to_string()))
-                    .cloned(),
-                options
-                    .ttls
-                    .get(&(info.group.to_string(), info.plural.to_string()))
-                    .copied(),
-            ));
-            stores.insert(
-                (
-                    info.group.to_string(),
-                    info.version.to_string(),
-                    info.plural.to_string(),
-                ),
-                store.clone(),
-            );
-            order.push(store);
+                lifecycle: self.options.lifecycles.get(&resource).cloned(),
+                ttl: self.options.ttls.get(&resource).copied(),
+                storage_version: install.storage_version.clone(),
+                refuse_create: install.refuse_create.clone(),
+            },
+        ))
+    }
+
+    fn snapshot(&self) -> Arc<Served> {
+        self.served
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Whether `(group, plural)` is one of the compiled resources.
+    pub fn is_compiled(&self, group: &str, plural: &str) -> bool {
+        self.compiled
+            .contains(&(group.to_string(), plural.to_string()))
+    }
+
+    /// Serves a run-time resource: `versions` are the strategies of its served versions
+    /// (all one group and plural), replacing whatever of that resource was served. Its
+    /// watch cache is kept across such changes. Refused (false) for a compiled resource
+    /// or an empty list.
+    pub fn install(&self, versions: &[Arc<dyn ObjectStrategy>], install: &Install) -> bool {
+        let Some(first) = versions.first() else {
+            return false;
+        };
+        let (group, plural) = (
+            first.info().group.to_string(),
+            first.info().plural.to_string(),
+        );
+        if self.is_compiled(&group, &plural)
+            || versions
+                .iter()
+                .any(|s| s.info().group != group || s.info().plural != plural)
+        {
+            return false;
         }
-        Self {
-            stores,
-            order,
-            caches: caches.into_values().collect(),
+        let mut guard = self.served.write().unwrap_or_else(PoisonError::into_inner);
+        let mut served = Served::clone(&guard);
+        served
+            .order
+            .retain(|s| !is_resource(s.info(), &group, &plural));
+        served.stores.retain(|k, _| k.0 != group || k.2 != plural);
+        for strategy in versions {
+            let store = self.store_for(&mut served, strategy, install);
+            served
+                .stores
+                .insert(resource_key(strategy.info()), store.clone());
+            served.order.push(store);
         }
+        *guard = Arc::new(served);
+        drop(guard);
+        self.generation.send_modify(|g| *g += 1);
+        true
+    }
+
+    /// Stops serving a run-time resource and closes its watch cache. Compiled resources
+    /// stay.
+    pub async fn remove(&self, group: &str, plural: &str) {
+        if self.is_compiled(group, plural) {
+            return;
+        }
+        let cache = {
+            let mut guard = self.served.write().unwrap_or_else(PoisonError::into_inner);
+            let mut served = Served::clone(&guard);
+            let before = served.order.len();
+            served
+                .order
+                .retain(|s| !is_resource(s.info(), group, plural));
+            if served.order.len() == before {
+                return;
+            }
+            served.stores.retain(|k, _| k.0 != group || k.2 != plural);
+            let prefix = keys::group_resource_prefix(&self.prefix, group, plural);
+            let cache = served.caches.remove(&prefix);
+            *guard = Arc::new(served);
+            cache
+        };
+        self.generation.send_modify(|g| *g += 1);
+        if let Some(cache) = cache {
+            if let Err(e) = cache.close().await {
+                tracing::debug!(error = %e, "closing a watch cache");
+            }
+        }
+    }
+
+    /// Counts changes to what is served; receivers see each new count.
+    pub fn changes(&self) -> signal::Receiver<u64> {
+        self.generation.subscribe()
+    }
+
+    /// How many times what is served has changed.
+    pub fn generation(&self) -> u64 {
+        *self.generation.borrow()
     }
 
     /// Stops the watch caches (ending their watches); the storage under them stays open
     /// for its owner to close.
     pub async fn close(&self) {
-        for cache in &self.caches {
+        for cache in self.snapshot().caches.values() {
             if let Err(e) = cache.close().await {
                 tracing::debug!(error = %e, "closing a watch cache");
             }
@@ -167,25 +316,38 @@ impl Registry {
     }
 
     /// The store of one resource version.
-    pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<&Arc<Store>> {
-        self.stores
+    pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<Arc<Store>> {
+        self.snapshot()
+            .stores
             .get(&(group.to_string(), version.to_string(), plural.to_string()))
+            .cloned()
     }
 
-    /// Every store, in registration order.
-    pub fn stores(&self) -> &[Arc<Store>] {
-        &self.order
+    /// Every store, compiled ones first in registration order, then run-time ones.
+    pub fn stores(&self) -> Vec<Arc<Store>> {
+        self.snapshot().order.clone()
     }
 
-    /// Every served resource version's description, in registration order.
-    pub fn infos(&self) -> Vec<&ResourceInfo> {
-        self.order.iter().map(|s| s.info()).collect()
-    }
-
-    /// Every served resource version's strategy, in registration order.
+    /// Every served resource version's strategy, in the order of [`Registry::stores`].
     pub fn strategies(&self) -> Vec<Arc<dyn ObjectStrategy>> {
-        self.order.iter().map(|s| s.strategy().clone()).collect()
+        self.snapshot()
+            .order
+            .iter()
+            .map(|s| s.strategy().clone())
+            .collect()
     }
+}
+
+fn resource_key(info: &kapi_core::ResourceInfo) -> ResourceKey {
+    (
+        info.group.to_string(),
+        info.version.to_string(),
+        info.plural.to_string(),
+    )
+}
+
+fn is_resource(info: &kapi_core::ResourceInfo, group: &str, plural: &str) -> bool {
+    info.group == group && info.plural == plural
 }
 
 /// Where the namespaces live, so that stores of namespaced resources can refuse objects

@@ -46,6 +46,22 @@ pub enum Deletion {
     Pending(Value),
 }
 
+/// What a store does beyond its strategy; see [`super::StoreOptions`] and
+/// [`super::Install`].
+#[derive(Clone, Default)]
+pub struct StoreSetup {
+    /// Where namespaces live, for namespaced resources.
+    pub namespaces: Option<Arc<NamespaceLookup>>,
+    /// Work around writes that needs storage of its own.
+    pub lifecycle: Option<Arc<dyn Lifecycle>>,
+    /// How long an object lives after its last write (Events: `--event-ttl`).
+    pub ttl: Option<std::time::Duration>,
+    /// The `apiVersion` objects are stored in; `None`: the version written through.
+    pub storage_version: Option<String>,
+    /// Why creates are refused, if they are.
+    pub refuse_create: Option<String>,
+}
+
 /// One resource version's store.
 pub struct Store {
     strategy: Arc<dyn ObjectStrategy>,
@@ -53,8 +69,9 @@ pub struct Store {
     prefix: String,
     namespaces: Option<Arc<NamespaceLookup>>,
     lifecycle: Option<Arc<dyn Lifecycle>>,
-    /// How long an object lives after its last write (Events: `--event-ttl`).
     ttl: Option<std::time::Duration>,
+    storage_version: Option<String>,
+    refuse_create: Option<String>,
 }
 
 /// The outcome of a write: the object and warnings for the client.
@@ -65,17 +82,32 @@ impl Store {
         strategy: Arc<dyn ObjectStrategy>,
         storage: Arc<dyn Storage>,
         prefix: String,
-        namespaces: Option<Arc<NamespaceLookup>>,
-        lifecycle: Option<Arc<dyn Lifecycle>>,
-        ttl: Option<std::time::Duration>,
+        setup: StoreSetup,
     ) -> Self {
         Self {
             strategy,
             storage,
             prefix,
-            namespaces,
-            lifecycle,
-            ttl,
+            namespaces: setup.namespaces,
+            lifecycle: setup.lifecycle,
+            ttl: setup.ttl,
+            storage_version: setup.storage_version,
+            refuse_create: setup.refuse_create,
+        }
+    }
+
+    /// The stored form of `obj`: in the storage version (`None` conversion: only
+    /// `apiVersion` changes between versions, as for CRDs).
+    fn encode(&self, obj: &Value) -> bytes::Bytes {
+        match &self.storage_version {
+            Some(v) if obj.get("apiVersion").and_then(Value::as_str) != Some(v) => {
+                let mut stored = obj.clone();
+                if let Some(map) = stored.as_object_mut() {
+                    map.insert("apiVersion".into(), Value::from(v.as_str()));
+                }
+                encode(&stored)
+            }
+            _ => encode(obj),
         }
     }
 
@@ -250,6 +282,9 @@ impl Store {
         opts: &WriteOptions,
     ) -> Result<Written, ApiError> {
         let info = self.info();
+        if let Some(why) = &self.refuse_create {
+            return Err(ApiError::forbidden(info, object::name(&obj), why));
+        }
         self.check_identity(&mut obj, namespace)?;
         let warnings = self.unknown_fields(&obj, opts.field_validation)?;
         object::prune_metadata(&mut obj);
@@ -295,8 +330,12 @@ impl Store {
         }
         let key = self.key(namespace, &name);
         let created = match self.ttl {
-            Some(ttl) => self.storage.create_with_ttl(&key, encode(&obj), ttl).await,
-            None => self.storage.create(&key, encode(&obj)).await,
+            Some(ttl) => {
+                self.storage
+                    .create_with_ttl(&key, self.encode(&obj), ttl)
+                    .await
+            }
+            None => self.storage.create(&key, self.encode(&obj)).await,
         };
         let kv = match created {
             Ok(kv) => kv,
@@ -407,7 +446,7 @@ impl Store {
             {
                 return Ok(Update::Delete);
             }
-            Ok(Update::Write(encode(&new)))
+            Ok(Update::Write(self.encode(&new)))
         })
         .await;
         let obj = match outcome {
@@ -463,7 +502,7 @@ impl Store {
             if new == old {
                 return Ok(Update::Keep);
             }
-            Ok(Update::Write(encode(&new)))
+            Ok(Update::Write(self.encode(&new)))
         })
         .await;
         match outcome {
@@ -539,7 +578,7 @@ impl Store {
             if obj == before {
                 Ok(Update::Keep)
             } else {
-                Ok(Update::Write(encode(&obj)))
+                Ok(Update::Write(self.encode(&obj)))
             }
         })
         .await;
