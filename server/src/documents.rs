@@ -109,15 +109,25 @@ impl OpenApiV2 {
     }
 }
 
-/// Precomputed discovery and OpenAPI documents.
+/// One group-version's OpenAPI v3 document, with the strategies it was built from (so
+/// that the next [`Documents`] can reuse it when they did not change).
+struct V3 {
+    from: Vec<Arc<dyn ObjectStrategy>>,
+    doc: Doc,
+    hash: String,
+}
+
+/// Discovery and OpenAPI documents of one state of the registry. Discovery is built
+/// at once; OpenAPI v2 (one document over everything) on its first request; each v3
+/// document is taken over from the previous state when its group-version did not change.
 pub struct Documents {
     resources: Vec<Arc<dyn ObjectStrategy>>,
     api_versions: Doc,
     api_groups: Doc,
     aggregated: BTreeMap<(bool, &'static str), Doc>,
-    openapi_v2: OpenApiV2,
+    openapi_v2: std::sync::OnceLock<OpenApiV2>,
     openapi_v3_index: Doc,
-    openapi_v3: BTreeMap<String, Doc>,
+    openapi_v3: BTreeMap<String, Arc<V3>>,
 }
 
 fn aggregated_key(version: AggregatedVersion) -> &'static str {
@@ -127,9 +137,18 @@ fn aggregated_key(version: AggregatedVersion) -> &'static str {
     }
 }
 
+fn same_strategies(a: &[Arc<dyn ObjectStrategy>], b: &[Arc<dyn ObjectStrategy>]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| Arc::ptr_eq(x, y))
+}
+
 impl Documents {
     /// Builds every document for the registry's resources.
     pub fn new(registry: &Registry, address: &str) -> Self {
+        Self::following(registry, address, None)
+    }
+
+    /// Like [`Documents::new`], reusing what did not change since `previous`.
+    fn following(registry: &Registry, address: &str, previous: Option<&Documents>) -> Self {
         let resources = registry.strategies();
         let opts = OpenApiOptions::default();
         let mut aggregated = BTreeMap::new();
@@ -144,33 +163,55 @@ impl Documents {
                 Doc::new(&discovery::aggregated_apis(&resources, version)),
             );
         }
+        let mut by_gv: BTreeMap<String, Vec<Arc<dyn ObjectStrategy>>> = BTreeMap::new();
+        for s in &resources {
+            by_gv
+                .entry(openapi::group_version_path(
+                    &s.info().group,
+                    &s.info().version,
+                ))
+                .or_default()
+                .push(s.clone());
+        }
         let mut openapi_v3 = BTreeMap::new();
         let mut index = serde_json::Map::new();
-        let mut gvs: Vec<String> = resources
-            .iter()
-            .map(|s| openapi::group_version_path(&s.info().group, &s.info().version))
-            .collect();
-        gvs.sort();
-        gvs.dedup();
-        for path in gvs {
-            if let Some(doc) = openapi::v3_document(&resources, &opts, &path) {
-                let hash = openapi::v3_hash(&doc);
-                index.insert(
-                    path.clone(),
-                    json!({ "serverRelativeURL": format!("/openapi/v3/{path}?hash={hash}") }),
-                );
-                openapi_v3.insert(path, Doc::new(&doc));
-            }
+        for (path, from) in by_gv {
+            let reused = previous
+                .and_then(|p| p.openapi_v3.get(&path))
+                .filter(|v3| same_strategies(&v3.from, &from))
+                .cloned();
+            let v3 = match reused {
+                Some(v3) => v3,
+                None => match openapi::v3_document(&from, &opts, &path) {
+                    Some(doc) => Arc::new(V3 {
+                        hash: openapi::v3_hash(&doc),
+                        doc: Doc::new(&doc),
+                        from,
+                    }),
+                    None => continue,
+                },
+            };
+            index.insert(
+                path.clone(),
+                json!({ "serverRelativeURL": format!("/openapi/v3/{path}?hash={}", v3.hash) }),
+            );
+            openapi_v3.insert(path, v3);
         }
         Self {
             api_versions: Doc::new(&discovery::api_versions(address)),
             api_groups: Doc::new(&discovery::api_group_list(&resources)),
             aggregated,
-            openapi_v2: OpenApiV2::new(&openapi::v2(&resources, &opts)),
+            openapi_v2: std::sync::OnceLock::new(),
             openapi_v3_index: Doc::new(&json!({ "paths": index })),
             openapi_v3,
             resources,
         }
+    }
+
+    fn openapi_v2(&self) -> &OpenApiV2 {
+        self.openapi_v2.get_or_init(|| {
+            OpenApiV2::new(&openapi::v2(&self.resources, &OpenApiOptions::default()))
+        })
     }
 
     /// Serves `/openapi/v2` and `/openapi/v3[/...]`; `None` for other paths.
@@ -181,14 +222,14 @@ impl Documents {
             .and_then(|v| v.to_str().ok());
         let path = path.trim_end_matches('/');
         if path == "/openapi/v2" {
-            return Some(self.openapi_v2.serve(req, accept));
+            return Some(self.openapi_v2().serve(req, accept));
         }
         let json_ok = accept.is_none_or(|a| parse_accept(a).iter().any(|r| r.is_json()));
         let doc = match path {
             "/openapi/v3" => &self.openapi_v3_index,
             p => match p.strip_prefix("/openapi/v3/") {
                 Some(gv) => match self.openapi_v3.get(gv) {
-                    Some(d) => d,
+                    Some(v3) => &v3.doc,
                     None => return Some(error_response(&ApiError::no_route())),
                 },
                 None => return None,
@@ -264,10 +305,8 @@ impl LiveDocuments {
         let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
         let generation = registry.generation();
         if current.0 != generation {
-            *current = (
-                generation,
-                Arc::new(Documents::new(registry, &self.address)),
-            );
+            let next = Documents::following(registry, &self.address, Some(&current.1));
+            *current = (generation, Arc::new(next));
         }
         current.1.clone()
     }

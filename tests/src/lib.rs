@@ -313,35 +313,68 @@ impl Kapi {
         content_type: &str,
         body: Option<&Value>,
     ) -> (u16, Value) {
+        let body = body.map(|b| serde_json::to_vec(b).expect("JSON"));
+        let res = self.exchange(method, path, content_type, None, body.as_deref());
+        let value = serde_json::from_str(&res.body).unwrap_or(Value::String(res.body));
+        (res.code, value)
+    }
+
+    /// A raw HTTP request with an optional `Accept`; the answer as it came, bytes and
+    /// warnings included.
+    pub fn exchange(
+        &self,
+        method: &str,
+        path: &str,
+        content_type: &str,
+        accept: Option<&str>,
+        body: Option<&[u8]>,
+    ) -> Exchange {
         let url = format!("{}{path}", self.url);
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_global(Some(Duration::from_secs(30)))
             .build()
             .into();
+        let mut builder = ureq::http::Request::builder().method(method).uri(&url);
+        if let Some(a) = accept {
+            builder = builder.header("Accept", a);
+        }
         let res = match body {
             Some(b) => agent.run(
-                ureq::http::Request::builder()
-                    .method(method)
-                    .uri(&url)
+                builder
                     .header("Content-Type", content_type)
-                    .body(serde_json::to_vec(b).expect("JSON"))
+                    .body(b.to_vec())
                     .expect("a request"),
             ),
-            None => agent.run(
-                ureq::http::Request::builder()
-                    .method(method)
-                    .uri(&url)
-                    .body(())
-                    .expect("a request"),
-            ),
+            None => agent.run(builder.body(()).expect("a request")),
         }
         .unwrap_or_else(|e| panic!("{method} {url}: {e}"));
         let code = res.status().as_u16();
-        let text = res.into_body().read_to_string().unwrap_or_default();
-        let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
-        (code, value)
+        let warnings = res
+            .headers()
+            .get_all("warning")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .map(str::to_string)
+            .collect();
+        let body = res.into_body().read_to_string().unwrap_or_default();
+        Exchange {
+            code,
+            warnings,
+            body,
+        }
     }
+}
+
+/// An HTTP answer as it came: status code, `Warning` headers and body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Exchange {
+    /// The status code.
+    pub code: u16,
+    /// Every `Warning` header, in order.
+    pub warnings: Vec<String>,
+    /// The body, as text.
+    pub body: String,
 }
 
 impl Drop for Kapi {
