@@ -319,6 +319,48 @@ impl Kapi {
         (res.code, value)
     }
 
+    /// `GET path` until `done` holds for the answer, at most `timeout` (then panics with
+    /// `what` and the last answer); returns that answer.
+    pub fn poll(
+        &self,
+        path: &str,
+        timeout: Duration,
+        what: &str,
+        done: impl Fn(u16, &Value) -> bool,
+    ) -> (u16, Value) {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let (code, body) = self.request("GET", path, "application/json", None);
+            if done(code, &body) {
+                return (code, body);
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{what}: not so after {timeout:?}; last answer {code}: {body}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Creates a CustomResourceDefinition through the API and waits (bounded) until it
+    /// is Established; returns the CRD as it then is.
+    pub fn establish(&self, crd: &Value) -> Value {
+        let (code, body) = self.request("POST", CRDS, "application/json", Some(crd));
+        assert_eq!(code, 201, "creating the CRD: {body}");
+        self.wait_condition(crd_name(crd), "Established", "True")
+    }
+
+    /// Waits (bounded) until the named CRD's condition `type_` has `status`.
+    pub fn wait_condition(&self, crd: &str, type_: &str, status: &str) -> Value {
+        self.poll(
+            &format!("{CRDS}/{crd}"),
+            Duration::from_secs(30),
+            &format!("{crd} {type_}={status}"),
+            |_, body| condition(body, type_).is_some_and(|c| c["status"] == status),
+        )
+        .1
+    }
+
     /// A raw HTTP request with an optional `Accept`; the answer as it came, bytes and
     /// warnings included.
     pub fn exchange(
@@ -364,6 +406,21 @@ impl Kapi {
             body,
         }
     }
+}
+
+/// Where CustomResourceDefinitions live.
+pub const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+
+fn crd_name(crd: &Value) -> &str {
+    crd["metadata"]["name"].as_str().expect("a CRD has a name")
+}
+
+/// The status condition of `type_` of an object, if any.
+pub fn condition<'a>(obj: &'a Value, type_: &str) -> Option<&'a Value> {
+    obj["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == type_)
 }
 
 /// An HTTP answer as it came: status code, `Warning` headers and body.

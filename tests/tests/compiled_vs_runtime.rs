@@ -4,8 +4,6 @@
 //! warnings and bodies, errors included — once the group name and the values the server
 //! makes up (uid, resourceVersion, timestamps) are set aside.
 
-use std::time::{Duration, Instant};
-
 use kapi_tests::{Backend, Exchange, Kapi};
 use serde_json::{Value, json};
 
@@ -23,37 +21,6 @@ fn widget_crd(group: &str) -> Value {
     crd["spec"]["group"] = json!(group);
     crd["metadata"]["name"] = json!(format!("widgets.{group}"));
     crd
-}
-
-/// Creates a CRD and waits (bounded) until it is Established.
-pub fn establish(kapi: &Kapi, crd: &Value) {
-    let (code, body) = kapi.request(
-        "POST",
-        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-        JSON,
-        Some(crd),
-    );
-    assert_eq!(code, 201, "{body}");
-    let name = crd["metadata"]["name"].as_str().expect("a name");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let (_, got) = kapi.request(
-            "GET",
-            &format!("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}"),
-            JSON,
-            None,
-        );
-        let established = got["status"]["conditions"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|c| c["type"] == "Established" && c["status"] == "True");
-        if established {
-            return;
-        }
-        assert!(Instant::now() < deadline, "{name} not established: {got}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// One request, written once for both resources: `{group}` in the path and body
@@ -254,7 +221,7 @@ fn steps() -> Vec<Step> {
 #[test]
 fn a_run_time_crd_answers_like_the_compiled_resource_byte_for_byte() {
     let kapi = Kapi::start(Backend::Embedded);
-    establish(&kapi, &widget_crd(RUNTIME));
+    kapi.establish(&widget_crd(RUNTIME));
     let mut differences = Vec::new();
     for step in steps() {
         let compiled = step.run(&kapi, COMPILED);

@@ -372,8 +372,13 @@ impl Controller {
             .await;
         match result {
             Ok((crd, _)) => Some(crd),
-            Err(e) => {
+            // A lost race or a deleted CRD comes back through the watch.
+            Err(e) if matches!(e.reason, "Conflict" | "NotFound") => {
                 tracing::debug!(crd = %name, error = %e, "CRD status not written");
+                None
+            }
+            Err(e) => {
+                tracing::warn!(crd = %name, error = %e, "CRD status not written");
                 None
             }
         }

@@ -121,7 +121,11 @@ pub fn accept(requested: &Value, accepted: &Value, taken: &TakenNames) -> Naming
         Some(c) => out.insert("categories".into(), c.clone()),
         None => out.remove("categories"),
     };
-    // Empty short names are left out, as Go's omitempty leaves them.
+    // `plural` and `kind` are always written (required, even when empty, as Go writes
+    // them); empty short names are left out, as Go's omitempty leaves them.
+    for key in ["plural", "kind"] {
+        out.entry(key).or_insert_with(|| json!(""));
+    }
     if out
         .get("shortNames")
         .and_then(Value::as_array)
@@ -177,6 +181,14 @@ mod tests {
         assert_eq!(n.message, "\"fo\" is already in use");
         assert!(n.accepted.get("shortNames").is_none());
         assert_eq!(n.accepted["plural"], "foos");
+
+        let mut taken = TakenNames::default();
+        taken.add(&names("Foo", "others", &[]));
+        let n = accept(&names("Foo", "foos", &[]), &json!({}), &taken);
+        assert_eq!(
+            n.accepted,
+            json!({"plural": "foos", "singular": "foo", "kind": ""})
+        );
 
         let n = accept(&names("Bar", "foos", &[]), &json!({}), &taken);
         assert_eq!(

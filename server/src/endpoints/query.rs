@@ -208,14 +208,19 @@ impl Query {
         if self.flag("orphanDependents") {
             opts.propagation = Some(Propagation::Orphan);
         }
+        opts.orphan_dependents_false =
+            matches!(self.get("orphanDependents"), Some("false" | "0" | "False"));
         if let Some(body) = body.filter(|b| b.is_object()) {
             if let Some(p) = body.get("propagationPolicy").and_then(Value::as_str) {
                 opts.propagation = Some(parse_propagation(p)?);
             }
             match body.get("orphanDependents").and_then(Value::as_bool) {
                 Some(true) => opts.propagation = Some(Propagation::Orphan),
-                Some(false) if opts.propagation.is_none() => {
-                    opts.propagation = Some(Propagation::Background)
+                Some(false) => {
+                    opts.orphan_dependents_false = true;
+                    if opts.propagation.is_none() {
+                        opts.propagation = Some(Propagation::Background);
+                    }
                 }
                 _ => {}
             }

@@ -189,9 +189,11 @@ where
             let opts = query.delete_options(body.as_ref())?;
             match store.delete(namespace, &name, &opts).await? {
                 Deletion::Deleted(obj) => respond(&store, StatusCode::OK, output, &obj, false, how),
-                Deletion::Pending(obj) => {
+                // 202 only for the legacy `orphanDependents: false`, as kube-apiserver.
+                Deletion::Pending(obj) if opts.orphan_dependents_false => {
                     respond(&store, StatusCode::ACCEPTED, output, &obj, false, how)
                 }
+                Deletion::Pending(obj) => respond(&store, StatusCode::OK, output, &obj, false, how),
             }
         }
         "deletecollection" => {

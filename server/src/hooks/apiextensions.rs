@@ -67,6 +67,22 @@ fn add_stored_version(crd: &mut CustomResourceDefinition) {
 }
 
 impl Hooks<CustomResourceDefinition> for CustomResourceDefinitionHooks {
+    /// kube-apiserver's `SetDefaults_CustomResourceDefinitionSpec`: the singular and the
+    /// list kind from the kind, and `None` conversion.
+    fn apply_defaults(&self, crd: &mut CustomResourceDefinition) {
+        let names = &mut crd.spec.names;
+        if names.singular.as_deref().is_none_or(str::is_empty) {
+            names.singular = Some(names.kind.to_lowercase());
+        }
+        if names.list_kind.as_deref().is_none_or(str::is_empty) {
+            names.list_kind = Some(format!("{}List", names.kind));
+        }
+        if crd.spec.conversion.is_none() {
+            crd.spec.conversion =
+                serde_json::from_value(serde_json::json!({"strategy": "None"})).ok();
+        }
+    }
+
     fn prepare_for_create(&self, crd: &mut CustomResourceDefinition) {
         add_stored_version(crd);
     }

@@ -83,4 +83,7 @@ pub struct DeleteOptions {
     pub grace_period_seconds: Option<i64>,
     /// `dryRun: [All]`.
     pub dry_run: bool,
+    /// The legacy `orphanDependents: false` was given: a delete that has to wait then
+    /// answers 202 Accepted (kube-apiserver answers 200 in every other case).
+    pub orphan_dependents_false: bool,
 }

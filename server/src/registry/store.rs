@@ -642,6 +642,9 @@ fn collect_removed(original: &Value, pruned: &Value, at: &str, out: &mut Vec<Str
                     format!("{at}.{k}")
                 };
                 match p.get(k) {
+                    // A null the schema does not allow is dropped, as a typed decode
+                    // drops it; it is not an unknown field.
+                    None if v.is_null() => {}
                     None => out.push(path),
                     Some(pv) => collect_removed(v, pv, &path, out),
                 }
