@@ -157,6 +157,26 @@ impl ApiError {
         .with_details(d)
     }
 
+    /// 422 Invalid for request options (`PatchOptions.meta.k8s.io "" is invalid:
+    /// fieldManager: Required value: ...`), as kube-apiserver reports them.
+    pub fn invalid_options(kind: &str, field: &str, message: &str) -> Self {
+        let cause_reason = if message.starts_with("Required value") {
+            "FieldValueRequired"
+        } else {
+            "FieldValueInvalid"
+        };
+        Self::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Invalid",
+            format!("{kind}.meta.k8s.io \"\" is invalid: {field}: {message}"),
+        )
+        .with_details(json!({
+            "group": "meta.k8s.io",
+            "kind": kind,
+            "causes": [{"reason": cause_reason, "message": message, "field": field}],
+        }))
+    }
+
     /// 400 BadRequest.
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, "BadRequest", message)

@@ -1,6 +1,14 @@
-//! Patches: JSON patch (RFC 6902), JSON merge patch (RFC 7386), and strategic merge
-//! patch driven by the schema's list types and merge keys, on every resource (beyond
-//! kube-apiserver, which refuses strategic merge on custom resources with 415).
+//! Patches: JSON patch (RFC 6902), JSON merge patch (RFC 7386), strategic merge patch
+//! driven by the schema's list types and merge keys, on every resource (beyond
+//! kube-apiserver, which refuses strategic merge on custom resources with 415), and
+//! server-side apply.
+//!
+//! Server-side apply is served without field ownership: the applied configuration
+//! creates the object when it is missing and is otherwise merged into it as the
+//! schema's list types and map keys say (lists of type `map` by key, `set`s by value,
+//! atomic lists replaced). No `managedFields` are kept, so a field dropped from the
+//! configuration is not removed and two managers never conflict (`force` has nothing
+//! to do).
 
 use kapi_core::schema::Schema;
 use serde_json::Value;
@@ -16,6 +24,8 @@ pub enum PatchType {
     Merge,
     /// `application/strategic-merge-patch+json`.
     Strategic,
+    /// `application/apply-patch+yaml`: server-side apply.
+    Apply,
 }
 
 /// The media types a PATCH may carry.
@@ -23,11 +33,11 @@ pub const PATCH_TYPES: &[&str] = &[
     "application/json-patch+json",
     "application/merge-patch+json",
     "application/strategic-merge-patch+json",
+    "application/apply-patch+yaml",
 ];
 
 impl PatchType {
-    /// The patch type of a `Content-Type`; 415 for anything else (server-side apply's
-    /// `application/apply-patch+yaml` included, which kapi does not serve yet).
+    /// The patch type of a `Content-Type`; 415 for anything else.
     pub fn from_content_type(content_type: &str) -> Result<Self, ApiError> {
         let essence = content_type
             .split(';')
@@ -39,6 +49,7 @@ impl PatchType {
             "application/json-patch+json" => Ok(Self::Json),
             "application/merge-patch+json" => Ok(Self::Merge),
             "application/strategic-merge-patch+json" => Ok(Self::Strategic),
+            "application/apply-patch+yaml" => Ok(Self::Apply),
             _ => Err(ApiError::unsupported_media_type(content_type, PATCH_TYPES)),
         }
     }
@@ -65,7 +76,7 @@ impl PatchType {
                 json_patch::merge(&mut doc, patch);
                 Ok(doc)
             }
-            Self::Strategic => {
+            Self::Strategic | Self::Apply => {
                 if !patch.is_object() {
                     return Err(ApiError::bad_request(
                         "a strategic merge patch must be a JSON object",
@@ -123,7 +134,11 @@ mod tests {
         );
         assert_eq!(bad.unwrap_err().code, 422);
         assert_eq!(
-            PatchType::from_content_type("application/apply-patch+yaml")
+            PatchType::from_content_type("application/apply-patch+yaml").unwrap(),
+            PatchType::Apply
+        );
+        assert_eq!(
+            PatchType::from_content_type("application/apply-patch+cbor")
                 .unwrap_err()
                 .code,
             415

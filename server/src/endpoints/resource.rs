@@ -154,14 +154,23 @@ where
             let opts = query.write_options()?;
             let content_type = content_type(&req);
             let patch_type = PatchType::from_content_type(&content_type)?;
+            if patch_type == PatchType::Apply && query.get("fieldManager").is_none_or(str::is_empty)
+            {
+                return Err(ApiError::invalid_options(
+                    "PatchOptions",
+                    "fieldManager",
+                    "Required value: is required for apply patch",
+                ));
+            }
             let bytes = read_body(req.into_body()).await?;
             let patch = decode_body(&content_type, &bytes)?.value;
             let schema_store = store.clone();
-            let (obj, warnings) = store
+            let applied = patch.clone();
+            let result = store
                 .update_with(
                     namespace,
                     &name,
-                    sub.unwrap_or(Subresource::Main),
+                    sub.clone().unwrap_or(Subresource::Main),
                     &opts,
                     move |current| {
                         let mut patched =
@@ -178,9 +187,29 @@ where
                         Ok(patched)
                     },
                 )
-                .await?;
+                .await;
+            let (code, (obj, warnings)) = match result {
+                // Apply creates what is not there yet.
+                Err(e)
+                    if e.reason == "NotFound"
+                        && patch_type == PatchType::Apply
+                        && sub.is_none() =>
+                {
+                    let mut obj = applied;
+                    crate::registry::object::set_meta(
+                        &mut obj,
+                        "name",
+                        Some(Value::from(name.as_str())),
+                    );
+                    (
+                        StatusCode::CREATED,
+                        store.create(namespace, obj, &opts).await?,
+                    )
+                }
+                other => (StatusCode::OK, other?),
+            };
             Ok(with_warnings(
-                respond(&store, StatusCode::OK, output, &obj, false, how)?,
+                respond(&store, code, output, &obj, false, how)?,
                 &warnings,
             ))
         }
