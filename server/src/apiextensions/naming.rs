@@ -187,7 +187,7 @@ mod tests {
         let n = accept(&names("Foo", "foos", &[]), &json!({}), &taken);
         assert_eq!(
             n.accepted,
-            json!({"plural": "foos", "singular": "foo", "kind": ""})
+            json!({"plural": "foos", "kind": ""})
         );
 
         let n = accept(&names("Bar", "foos", &[]), &json!({}), &taken);
