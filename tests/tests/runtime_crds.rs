@@ -203,7 +203,7 @@ fn a_crd_is_served_with_names_conditions_subresources_and_versions() {
         assert_eq!(code, 422, "{refused}");
         assert!(
             refused["message"].as_str().unwrap().contains(
-                "status.storedVersions[1]: Invalid value: \"v1beta1\": must appear in spec.versions"
+                "status.storedVersions[1]: Invalid value: \"v1beta1\": missing from spec.versions; v1beta1 was previously a storage version"
             ),
             "{refused}"
         );

@@ -6,7 +6,8 @@
 //!
 //! As kube-apiserver's CRD registry does, the strategy also keeps
 //! `status.storedVersions` (the storage version of every write is added; a version may
-//! only be dropped from `spec.versions` once it is gone from there), and a delete keeps
+//! only be dropped from `spec.versions` once it is gone from there), keeps the scope and
+//! kind of an established CRD, and a delete keeps
 //! the CRD with the `customresourcecleanup` finalizer and a `Terminating` condition
 //! until [`crate::apiextensions`] has deleted its objects.
 
@@ -115,16 +116,33 @@ impl Hooks<CustomResourceDefinition> for CustomResourceDefinitionHooks {
                 errs.push(FieldError::invalid(
                     &FieldPath::new("status.storedVersions").index(i),
                     v.as_str(),
-                    "must appear in spec.versions",
+                    &format!(
+                        "missing from spec.versions; {v} was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in {v} and removes {v} from status.storedVersions"
+                    ),
                 ));
             }
         }
-        if new.spec.scope != old.spec.scope {
-            errs.push(FieldError::invalid(
-                &FieldPath::new("spec.scope"),
-                new.spec.scope.as_str(),
-                "field is immutable",
-            ));
+        // Once served, what decides the storage layout stays.
+        let established = serde_json::to_value(&old.status)
+            .is_ok_and(|s| conditions::is_true(&s, conditions::ESTABLISHED));
+        if established {
+            let immutable = [
+                ("spec.scope", &new.spec.scope, &old.spec.scope),
+                (
+                    "spec.names.kind",
+                    &new.spec.names.kind,
+                    &old.spec.names.kind,
+                ),
+            ];
+            for (path, n, o) in immutable {
+                if n != o {
+                    errs.push(FieldError::invalid(
+                        &FieldPath::new(path),
+                        n.as_str(),
+                        "field is immutable",
+                    ));
+                }
+            }
         }
         errs
     }
