@@ -116,7 +116,7 @@ impl Hooks<CustomResourceDefinition> for CustomResourceDefinitionHooks {
                 errs.push(FieldError::invalid(
                     &FieldPath::new("status.storedVersions").index(i),
                     v.as_str(),
-                    &format!(
+                    format!(
                         "missing from spec.versions; {v} was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in {v} and removes {v} from status.storedVersions"
                     ),
                 ));
