@@ -85,6 +85,14 @@ fn a_crd_is_served_with_names_conditions_subresources_and_versions() {
                    "singular": "gizmo", "shortNames": ["gz"], "categories": ["toys"]})
         );
         assert_eq!(crd["status"]["storedVersions"], json!(["v1"]));
+        // Discovery and OpenAPI know it.
+        let (_, v3) = kapi.request("GET", "/openapi/v3", JSON, None);
+        assert!(v3["paths"]["apis/toys.example.com/v1"].is_object(), "{v3}");
+        let (_, v2) = kapi.request("GET", "/openapi/v2", JSON, None);
+        assert!(v2["definitions"]["com.example.toys.v1.Gizmo"].is_object());
+        assert!(
+            v2["paths"]["/apis/toys.example.com/v1beta1/namespaces/{namespace}/gizmos"].is_object()
+        );
 
         // Written through v1beta1, read through v1: only apiVersion differs (None
         // conversion); defaults applied, status subresource reset on create.
@@ -294,6 +302,10 @@ fn deleting_a_crd_deletes_its_objects_first() {
         );
         let (_, groups) = kapi.request("GET", "/apis", JSON, None);
         assert!(!groups.to_string().contains("toys.example.com"), "{groups}");
+        let (_, v2) = kapi.request("GET", "/openapi/v2", JSON, None);
+        assert!(v2["definitions"]["com.example.toys.v1.Gizmo"].is_null());
+        let (_, v3) = kapi.request("GET", "/openapi/v3", JSON, None);
+        assert!(v3["paths"]["apis/toys.example.com/v1"].is_null());
     });
 }
 
