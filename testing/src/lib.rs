@@ -217,6 +217,23 @@ pub fn testdata_dir() -> PathBuf {
     }
 }
 
+/// The real CRD files (`*.yaml`) of the shared test data (`testdata_dir()/crds`),
+/// sorted.
+///
+/// # Panics
+///
+/// When the folder cannot be read.
+pub fn testdata_crd_files() -> Vec<PathBuf> {
+    let dir = testdata_dir().join("crds");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{} (set KAPI_TESTDATA): {e}", dir.display()))
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    files.sort();
+    files
+}
+
 /// Every document of a YAML file as JSON values, in order (empty documents skipped).
 ///
 /// # Panics

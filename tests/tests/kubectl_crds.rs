@@ -4,19 +4,20 @@
 //! samples are accepted and invalid objects are refused with Kubernetes' causes.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 
 use kapi_tests::{Backend, Kapi};
 use serde_json::Value;
 
-fn crd_files() -> Vec<PathBuf> {
-    let dir = kapi_testing::testdata_dir().join("crds");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("testdata crds (set KAPI_TESTDATA)")
-        .map(|e| e.expect("entry").path())
-        .collect();
-    files.sort();
-    files
+/// Waits (bounded) until every CRD is established; kubectl's output.
+fn wait_established(kapi: &Kapi) -> String {
+    kapi.kubectl(&[
+        "wait",
+        "--for",
+        "condition=established",
+        "crd",
+        "--all",
+        "--timeout=60s",
+    ])
 }
 
 fn samples() -> Vec<Value> {
@@ -36,14 +37,7 @@ fn every_testdata_crd_is_installed_explained_and_served_through_kubectl() {
         14,
         "{applied}"
     );
-    let waited = kapi.kubectl(&[
-        "wait",
-        "--for",
-        "condition=established",
-        "crd",
-        "--all",
-        "--timeout=60s",
-    ]);
+    let waited = wait_established(&kapi);
     assert_eq!(waited.matches("condition met").count(), 14, "{waited}");
 
     let resources: BTreeSet<String> = kapi
@@ -52,7 +46,7 @@ fn every_testdata_crd_is_installed_explained_and_served_through_kubectl() {
         .map(str::to_string)
         .collect();
     let mut explained = 0;
-    for file in crd_files() {
+    for file in kapi_testing::testdata_crd_files() {
         let crd = kapi_testing::yaml_documents(&file).remove(0);
         let group = crd["spec"]["group"].as_str().unwrap();
         let plural = crd["spec"]["names"]["plural"].as_str().unwrap();
@@ -147,14 +141,7 @@ fn invalid_objects_of_testdata_crds_are_refused_with_kubernetes_causes() {
         let path = kapi_testing::testdata_dir().join("crds").join(file);
         kapi.kubectl(&["apply", "--server-side", "-f", path.to_str().unwrap()]);
     }
-    kapi.kubectl(&[
-        "wait",
-        "--for",
-        "condition=established",
-        "crd",
-        "--all",
-        "--timeout=60s",
-    ]);
+    wait_established(&kapi);
     let cases = [
         (
             "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata:\n  name: x\nspec:\n  issuerRef:\n    name: le\n",

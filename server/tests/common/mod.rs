@@ -90,11 +90,8 @@ pub fn testdata_crd(name: &str) -> Vec<Arc<dyn ObjectStrategy>> {
 
 /// Every testdata CRD.
 pub fn all_testdata() -> Vec<Arc<dyn ObjectStrategy>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(testdata_dir().join("crds"))
-        .expect("testdata crds (set KAPI_TESTDATA)")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
-        .collect();
-    files.sort();
-    files.iter().flat_map(|f| strategies_from(f)).collect()
+    kapi_testing::testdata_crd_files()
+        .iter()
+        .flat_map(|f| strategies_from(f))
+        .collect()
 }
