@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::conditions::{self, ESTABLISHED, TERMINATING};
 use super::{CLEANUP_FINALIZER, Controller, group_of};
 use crate::registry::object::{finalizers, name, namespace, set_finalizers};
-use crate::registry::{DeleteOptions, ListOptions, Subresource, WriteOptions};
+use crate::registry::{DeleteOptions, ListOptions, Subresource};
 use crate::status::ApiError;
 
 /// One step of a deleted CRD's cleanup; called again (on the controller's resync)
@@ -75,27 +75,15 @@ pub(super) async fn run(controller: &Controller, crd_name: &str, crd: &Value) {
     {
         return;
     }
-    let removed = controller
-        .crds
-        .update_with(
-            None,
-            crd_name,
-            Subresource::Main,
-            &WriteOptions::default(),
-            |cur| {
-                let mut next = cur.clone();
-                let rest: Vec<String> = finalizers(cur)
-                    .into_iter()
-                    .filter(|f| f != CLEANUP_FINALIZER)
-                    .collect();
-                set_finalizers(&mut next, &rest);
-                Ok(next)
-            },
-        )
+    controller
+        .write(crd_name, Subresource::Main, |cur, next| {
+            let rest: Vec<String> = finalizers(cur)
+                .into_iter()
+                .filter(|f| f != CLEANUP_FINALIZER)
+                .collect();
+            set_finalizers(next, &rest);
+        })
         .await;
-    if let Err(e) = removed {
-        tracing::debug!(crd = %crd_name, error = %e, "CRD finalizer not removed yet");
-    }
 }
 
 /// Deletes every object of the resource; how many are left (objects with finalizers

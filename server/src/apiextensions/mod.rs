@@ -354,31 +354,38 @@ impl Controller {
         name: &str,
         f: impl Fn(&Value, &mut Value) + Send + Sync,
     ) -> Option<Value> {
+        self.write(name, Subresource::Status, |cur, next| {
+            let mut status = cur.get("status").cloned().unwrap_or_else(|| json!({}));
+            f(cur, &mut status);
+            next["status"] = status;
+        })
+        .await
+    }
+
+    /// Writes a change `f` makes to (a copy of) the stored CRD, through `sub`.
+    async fn write(
+        &self,
+        name: &str,
+        sub: Subresource,
+        f: impl Fn(&Value, &mut Value) + Send + Sync,
+    ) -> Option<Value> {
         let result = self
             .crds
-            .update_with(
-                None,
-                name,
-                Subresource::Status,
-                &WriteOptions::default(),
-                |cur| {
-                    let mut next = cur.clone();
-                    let mut status = cur.get("status").cloned().unwrap_or_else(|| json!({}));
-                    f(cur, &mut status);
-                    next["status"] = status;
-                    Ok(next)
-                },
-            )
+            .update_with(None, name, sub, &WriteOptions::default(), |cur| {
+                let mut next = cur.clone();
+                f(cur, &mut next);
+                Ok(next)
+            })
             .await;
         match result {
             Ok((crd, _)) => Some(crd),
             // A lost race or a deleted CRD comes back through the watch.
             Err(e) if matches!(e.reason, "Conflict" | "NotFound") => {
-                tracing::debug!(crd = %name, error = %e, "CRD status not written");
+                tracing::debug!(crd = %name, error = %e, "CRD not written");
                 None
             }
             Err(e) => {
-                tracing::warn!(crd = %name, error = %e, "CRD status not written");
+                tracing::warn!(crd = %name, error = %e, "CRD not written");
                 None
             }
         }
