@@ -11,7 +11,12 @@
 //! the watch cache, and Table), watch delivery latency (from a create's response to its
 //! ADDED event on another connection, for creates back to back and 50 ms apart) and, on
 //! a fresh server, the resident memory (`VmRSS`) before and after loading 10 000
-//! widgets. Each figure is the median of `KAPI_BENCH_RUNS` runs (default 5) after one
+//! widgets. Then, on another fresh server, the compiled `Widget` against the same CRD
+//! (`schemas/widget.yaml`) created at run time under the group `runtime.kapi.dev`,
+//! served by the generic `SchemaStrategy`: create throughput, GET by name and LIST,
+//! both resources measured in every run, so that both see the same machine load, with
+//! the ratio run-time/compiled of each run. Each figure is the median of
+//! `KAPI_BENCH_RUNS` runs (default 5) after one
 //! warm-up run; every read from the server has a timeout and every watch a
 //! `timeoutSeconds`, so the benchmark is bounded. The clients share the machine's cores
 //! with the server. Without `--bench` (as `cargo test --all-targets` runs it) it is a
@@ -26,8 +31,34 @@ use std::time::{Duration, Instant};
 use kapi_testing::bench::{Report, median, quantile, runs_from_env};
 use serde_json::Value;
 
+/// A resource served with the `Widget` schema: where its objects live, and the
+/// `apiVersion` their bodies carry.
+#[derive(Clone, Copy)]
+struct Widgets {
+    path: &'static str,
+    api_version: &'static str,
+}
+
+/// The compiled example resource (typed strategy).
+const COMPILED: Widgets = Widgets {
+    path: "/apis/example.kapi.dev/v1/namespaces/default/widgets",
+    api_version: "example.kapi.dev/v1",
+};
+
+/// The same CRD under another group, created at run time (`SchemaStrategy`).
+const RUNTIME: Widgets = Widgets {
+    path: "/apis/runtime.kapi.dev/v1/namespaces/default/widgets",
+    api_version: "runtime.kapi.dev/v1",
+};
+
 /// Where widgets live.
-const WIDGETS: &str = "/apis/example.kapi.dev/v1/namespaces/default/widgets";
+const WIDGETS: &str = COMPILED.path;
+
+/// Where CustomResourceDefinitions live.
+const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+
+/// Bound on a created CRD becoming `Established`.
+const ESTABLISH_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What `kubectl get` asks for.
 const TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io";
@@ -82,9 +113,9 @@ impl Settings {
     }
 }
 
-fn widget(name: &str) -> String {
+fn widget(api_version: &str, name: &str) -> String {
     format!(
-        r#"{{"apiVersion":"example.kapi.dev/v1","kind":"Widget","metadata":{{"name":"{name}"}},"spec":{{"color":"red"}}}}"#
+        r#"{{"apiVersion":"{api_version}","kind":"Widget","metadata":{{"name":"{name}"}},"spec":{{"color":"red"}}}}"#
     )
 }
 
@@ -200,16 +231,35 @@ fn get(agent: &ureq::Agent, url: &str, accept: &str) -> (u16, String) {
     }
 }
 
-/// Creates the widget `name`; panics unless the server answers 201.
-fn create(agent: &ureq::Agent, server: &Server, name: &str) {
+/// POSTs the JSON `body` to `path`; panics unless the server answers 201.
+fn post(agent: &ureq::Agent, server: &Server, path: &str, body: &str) {
     let response = agent
-        .post(&format!("{}{WIDGETS}", server.url))
+        .post(&format!("{}{path}", server.url))
         .header("content-type", "application/json")
-        .send(widget(name).as_bytes())
+        .send(body.as_bytes())
         .expect("POST");
     let status = response.status().as_u16();
-    let body = response.into_body().read_to_string().unwrap_or_default();
-    assert_eq!(status, 201, "creating {name}: {body}");
+    let answer = response.into_body().read_to_string().unwrap_or_default();
+    assert_eq!(status, 201, "POST {path}: {answer}");
+}
+
+/// Creates the widget `name` of `widgets`; panics unless the server answers 201.
+fn create(agent: &ureq::Agent, server: &Server, widgets: Widgets, name: &str) {
+    post(
+        agent,
+        server,
+        widgets.path,
+        &widget(widgets.api_version, name),
+    );
+}
+
+/// Creates `count` widgets `w-0`, `w-1`, ... of `widgets` from 32 clients; the time it
+/// took.
+fn load(server: &Server, widgets: Widgets, count: usize) -> Duration {
+    drive(32, count, |agent, i| {
+        create(agent, server, widgets, &format!("w-{i}"))
+    })
+    .0
 }
 
 /// `clients` threads, each with its own connection, run `total` operations between them
@@ -265,23 +315,13 @@ fn bench_server(
 
     // The listed widgets first, so that the namespace holds exactly `listed` of them
     // while lists and gets run.
-    let listed = settings.listed;
-    drive(32, listed, |agent, i| {
-        create(agent, &server, &format!("w-{i}"))
-    });
+    load(&server, COMPILED, settings.listed);
     bench_lists(settings, report, backend, &server);
     bench_gets(settings, report, backend, &server);
 
     for (clients, total) in [(1, settings.creates.0), (32, settings.creates.1)] {
         let samples = measure(settings, |run| {
-            let (elapsed, latencies) = drive(clients, total, |agent, i| {
-                create(agent, &server, &format!("w-c{clients}-r{run}-{i}"));
-            });
-            vec![
-                total as f64 / elapsed.as_secs_f64(),
-                median(&latencies),
-                quantile(&latencies, 0.99),
-            ]
+            creates_run(&server, COMPILED, clients, total, run)
         });
         let rate = format!("POST widget, {clients} clients ({total} per run)");
         let p50 = format!("POST widget, {clients} clients: latency p50");
@@ -316,9 +356,7 @@ fn bench_server(
     let server = Server::start(etcd, "/registry-memory");
     let loaded = settings.loaded;
     let idle = server.rss_mib();
-    let (elapsed, _) = drive(32, loaded, |agent, i| {
-        create(agent, &server, &format!("w-{i}"))
-    });
+    let elapsed = load(&server, COMPILED, loaded);
     std::thread::sleep(Duration::from_secs(1));
     let full = server.rss_mib();
     let (status, body) = get(
@@ -351,6 +389,119 @@ fn bench_server(
             after_list,
         ]],
     );
+    drop(server);
+
+    // The compiled resource against the same CRD created at run time, on a fresh server
+    // (on etcd: under another key prefix).
+    let server = Server::start(etcd, "/registry-crd");
+    bench_compiled_vs_crd(settings, report, backend, &server);
+}
+
+/// The compiled `Widget` (typed strategy) against the same CRD created at run time
+/// under another group (`SchemaStrategy`): LIST of the `listed` widgets (JSON), GET by
+/// name and creates, 32 clients. In each run both are measured, one after the other
+/// (which goes first alternates between runs), so that both see the same load; each
+/// run also gives the ratio run-time/compiled, whose median is reported.
+fn bench_compiled_vs_crd(
+    settings: &Settings,
+    report: &mut Report,
+    backend: &'static str,
+    server: &Server,
+) {
+    create_runtime_crd(server);
+    for widgets in [COMPILED, RUNTIME] {
+        load(server, widgets, settings.listed);
+    }
+    let listed = settings.listed;
+    let agent = agent();
+    let lists = compare(settings, |widgets, _| {
+        let url = format!("{}{}", server.url, widgets.path);
+        lists_run(settings, &agent, &url, "application/json").0
+    });
+    let what = format!("LIST {listed} widgets, JSON");
+    report_comparison(report, backend, &what, "ms", &lists);
+    let gets = settings.gets.1;
+    let samples = compare(settings, |widgets, run| {
+        gets_run(settings, server, widgets, 32, gets, run)[0]
+    });
+    let what = format!("GET by name, 32 clients ({gets} per run)");
+    report_comparison(report, backend, &what, "gets/s", &samples);
+    let creates = settings.creates.1;
+    let samples = compare(settings, |widgets, run| {
+        creates_run(server, widgets, 32, creates, run)[0]
+    });
+    let what = format!("POST, 32 clients ({creates} per run)");
+    report_comparison(report, backend, &what, "creates/s", &samples);
+}
+
+/// Runs `op` on the compiled widgets and on the run-time ones in every run (the order
+/// alternating between runs); each run's figures: compiled, run-time, and the ratio
+/// run-time/compiled.
+fn compare(settings: &Settings, mut op: impl FnMut(Widgets, usize) -> f64) -> Vec<Vec<f64>> {
+    measure(settings, |run| {
+        let (compiled, runtime) = if run % 2 == 0 {
+            let compiled = op(COMPILED, run);
+            (compiled, op(RUNTIME, run))
+        } else {
+            let runtime = op(RUNTIME, run);
+            (op(COMPILED, run), runtime)
+        };
+        vec![compiled, runtime, runtime / compiled]
+    })
+}
+
+/// The three rows of one comparison.
+fn report_comparison(
+    report: &mut Report,
+    backend: &'static str,
+    what: &str,
+    unit: &'static str,
+    samples: &[Vec<f64>],
+) {
+    let compiled = format!("compiled vs CRD: {what}, compiled");
+    let runtime = format!("compiled vs CRD: {what}, run-time CRD");
+    let ratio = format!("compiled vs CRD: {what}, ratio run-time/compiled");
+    report.add(
+        backend,
+        &[(&compiled, unit), (&runtime, unit), (&ratio, "×")],
+        samples,
+    );
+}
+
+/// Creates `schemas/widget.yaml` under the group `runtime.kapi.dev` through the API and
+/// waits until it is `Established`.
+fn create_runtime_crd(server: &Server) {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../schemas/widget.yaml");
+    let mut crd = kapi_testing::yaml_documents(&file)
+        .into_iter()
+        .next()
+        .expect("schemas/widget.yaml holds a CRD");
+    crd["spec"]["group"] = "runtime.kapi.dev".into();
+    crd["metadata"]["name"] = "widgets.runtime.kapi.dev".into();
+    let agent = agent();
+    post(&agent, server, CRDS, &crd.to_string());
+    let url = format!("{}{CRDS}/widgets.runtime.kapi.dev", server.url);
+    let deadline = Instant::now() + ESTABLISH_TIMEOUT;
+    loop {
+        let (status, body) = get(&agent, &url, "application/json");
+        let crd: Value = serde_json::from_str(&body).unwrap_or_default();
+        let established = crd["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["type"] == "Established" && c["status"] == "True");
+        if established {
+            return;
+        }
+        if Instant::now() >= deadline {
+            panic!(
+                "the CRD widgets.runtime.kapi.dev was not Established within \
+                 {ESTABLISH_TIMEOUT:?}; last GET answered {status}: {body}\n{}",
+                server.log_text()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// LIST of the namespace's `listed` widgets, as JSON (from the store and from the
@@ -371,47 +522,86 @@ fn bench_lists(settings: &Settings, report: &mut Report, backend: &'static str, 
         let agent = agent();
         let mut size = 0;
         let samples = measure(settings, |_| {
-            let mut times = Vec::with_capacity(settings.lists);
-            for _ in 0..settings.lists {
-                let t = Instant::now();
-                let (status, body) = get(&agent, &url, accept);
-                times.push(t.elapsed().as_secs_f64() * 1e3);
-                assert_eq!(status, 200, "{body}");
-                size = body.len();
-            }
-            times.sort_by(f64::total_cmp);
-            vec![median(&times)]
+            let (ms, bytes) = lists_run(settings, &agent, &url, accept);
+            size = bytes;
+            vec![ms]
         });
-        let body: Value = serde_json::from_str(&get(&agent, &url, accept).1).expect("JSON");
-        let count = body["items"]
-            .as_array()
-            .or_else(|| body["rows"].as_array())
-            .map_or(0, Vec::len);
-        assert_eq!(count, listed, "{label}");
         let what = format!("LIST {listed} widgets, {label} ({} KiB)", size / 1024);
         report.add(backend, &[(&what, "ms")], &samples);
     }
 }
 
+/// One run of `settings.lists` LISTs of `url`, each expected to hold the `listed`
+/// widgets: the median time in ms, and the size of a response.
+fn lists_run(settings: &Settings, agent: &ureq::Agent, url: &str, accept: &str) -> (f64, usize) {
+    let mut times = Vec::with_capacity(settings.lists);
+    let mut last = String::new();
+    for _ in 0..settings.lists {
+        let t = Instant::now();
+        let (status, body) = get(agent, url, accept);
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+        assert_eq!(status, 200, "{body}");
+        last = body;
+    }
+    let body: Value = serde_json::from_str(&last).expect("JSON");
+    let count = body["items"]
+        .as_array()
+        .or_else(|| body["rows"].as_array())
+        .map_or(0, Vec::len);
+    assert_eq!(count, settings.listed, "LIST {url} as {accept}");
+    times.sort_by(f64::total_cmp);
+    (median(&times), last.len())
+}
+
+/// One run of `total` creates of `widgets` from `clients` clients: creates/s, and the
+/// latency p50 and p99 in ms.
+fn creates_run(
+    server: &Server,
+    widgets: Widgets,
+    clients: usize,
+    total: usize,
+    run: usize,
+) -> Vec<f64> {
+    let (elapsed, latencies) = drive(clients, total, |agent, i| {
+        create(agent, server, widgets, &format!("w-c{clients}-r{run}-{i}"));
+    });
+    rate_and_latencies(total, elapsed, &latencies)
+}
+
+/// One run of `total` GETs by name among the `listed` widgets of `widgets` from
+/// `clients` clients: gets/s, and the latency p50 and p99 in ms.
+fn gets_run(
+    settings: &Settings,
+    server: &Server,
+    widgets: Widgets,
+    clients: usize,
+    total: usize,
+    run: usize,
+) -> Vec<f64> {
+    let listed = settings.listed;
+    let (elapsed, latencies) = drive(clients, total, |agent, i| {
+        let name = (i * 7919 + run * 31) % listed;
+        let url = format!("{}{}/w-{name}", server.url, widgets.path);
+        let (status, _) = get(agent, &url, "application/json");
+        assert_eq!(status, 200);
+    });
+    rate_and_latencies(total, elapsed, &latencies)
+}
+
+/// Operations per second, and the p50 and p99 of the sorted `latencies`.
+fn rate_and_latencies(total: usize, elapsed: Duration, latencies: &[f64]) -> Vec<f64> {
+    vec![
+        total as f64 / elapsed.as_secs_f64(),
+        median(latencies),
+        quantile(latencies, 0.99),
+    ]
+}
+
 /// GET by name of the listed widgets, 1 client (latency) and 32 (throughput).
 fn bench_gets(settings: &Settings, report: &mut Report, backend: &'static str, server: &Server) {
-    let listed = settings.listed;
     for (clients, total) in [(1, settings.gets.0), (32, settings.gets.1)] {
         let samples = measure(settings, |run| {
-            let (elapsed, latencies) = drive(clients, total, |agent, i| {
-                let name = (i * 7919 + run * 31) % listed;
-                let (status, _) = get(
-                    agent,
-                    &format!("{}{WIDGETS}/w-{name}", server.url),
-                    "application/json",
-                );
-                assert_eq!(status, 200);
-            });
-            vec![
-                total as f64 / elapsed.as_secs_f64(),
-                median(&latencies),
-                quantile(&latencies, 0.99),
-            ]
+            gets_run(settings, server, COMPILED, clients, total, run)
         });
         let rate = format!("GET widget by name, {clients} clients");
         let p50 = format!("GET widget by name, {clients} clients: latency p50");
@@ -484,7 +674,7 @@ fn bench_watch(
                     let name = format!("{prefix}{i}");
                     std::thread::sleep(pause);
                     let t = Instant::now();
-                    create(&writer, server, &name);
+                    create(&writer, server, COMPILED, &name);
                     (name, t, Instant::now())
                 })
                 .collect();
