@@ -1,0 +1,233 @@
+//! The storage limit: the shapes of kapi's writes and reads sent straight to etcd with
+//! etcd-client, over one shared gRPC connection — put, transactional create-if-absent
+//! (what a create is), transactional compare-mod-revision update (what an update with
+//! `resourceVersion` is), range of one key, and range of a prefix of pre-loaded keys.
+//! Values are 1 KiB.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use etcd_client::{Client, Compare, CompareOp, GetOptions, Txn, TxnOp};
+
+use crate::driver::{OpFuture, Sample, Worker};
+use crate::targets::OBJECT_SIZE;
+
+/// The key prefix of single-key operations.
+const PREFIX: &str = "/kapi-bench/objects/";
+
+/// The key prefix of the pre-loaded keys ranges read.
+const LIST_PREFIX: &str = "/kapi-bench/listed/";
+
+/// One raw etcd operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Operation {
+    /// Put a new key.
+    Put,
+    /// A transaction putting a key only if it has never been created.
+    TxnCreate,
+    /// A transaction putting a key only if its mod revision is the last one written.
+    TxnUpdate,
+    /// A range of one key.
+    RangeKey,
+    /// A range of every pre-loaded key under one prefix.
+    RangePrefix,
+}
+
+impl Operation {
+    /// Every operation, in the order the report shows them.
+    pub const ALL: [Operation; 5] = [
+        Operation::Put,
+        Operation::TxnCreate,
+        Operation::TxnUpdate,
+        Operation::RangeKey,
+        Operation::RangePrefix,
+    ];
+}
+
+impl fmt::Display for Operation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Operation::Put => "etcd put",
+            Operation::TxnCreate => "etcd txn create-if-absent",
+            Operation::TxnUpdate => "etcd txn CAS update",
+            Operation::RangeKey => "etcd range key",
+            Operation::RangePrefix => "etcd range prefix",
+        })
+    }
+}
+
+/// An etcd reached over one client connection.
+pub struct RawEtcd {
+    client: Client,
+    cells: AtomicU64,
+    listed: Mutex<Option<usize>>,
+}
+
+impl RawEtcd {
+    /// Connects to etcd at `endpoint`.
+    pub async fn connect(endpoint: &str) -> Result<Self, String> {
+        let client = Client::connect([endpoint], None)
+            .await
+            .map_err(|e| format!("connecting to etcd at {endpoint}: {e}"))?;
+        Ok(Self {
+            client,
+            cells: AtomicU64::new(0),
+            listed: Mutex::new(None),
+        })
+    }
+
+    /// Puts `keys` keys under the list prefix, once (the size of the first call stays).
+    pub async fn preload_list(&self, keys: usize) -> Result<(), String> {
+        if self.listed.lock().expect("not poisoned").is_some() {
+            return Ok(());
+        }
+        let mut client = self.client.clone();
+        for i in 0..keys {
+            client
+                .put(format!("{LIST_PREFIX}{i}"), value(), None)
+                .await
+                .map_err(|e| format!("preloading etcd: {e}"))?;
+        }
+        *self.listed.lock().expect("not poisoned") = Some(keys);
+        Ok(())
+    }
+
+    /// One worker per client for `operation`, after the keys it needs are written.
+    pub async fn workers(
+        &self,
+        operation: Operation,
+        clients: usize,
+    ) -> Result<Vec<Worker>, String> {
+        let cell = self.cells.fetch_add(1, Ordering::Relaxed);
+        let mut workers = Vec::with_capacity(clients);
+        for i in 0..clients {
+            let key = format!("{PREFIX}c{cell}-w{i}");
+            let mut client = self.client.clone();
+            let worker = match operation {
+                Operation::Put => putter(client, key),
+                Operation::TxnCreate => creator(client, key),
+                Operation::TxnUpdate => {
+                    let put = client
+                        .put(key.as_str(), value(), None)
+                        .await
+                        .map_err(|e| format!("etcd put: {e}"))?;
+                    let revision = put.header().map_or(0, |h| h.revision());
+                    updater(client, key, revision)
+                }
+                Operation::RangeKey => {
+                    client
+                        .put(key.as_str(), value(), None)
+                        .await
+                        .map_err(|e| format!("etcd put: {e}"))?;
+                    ranger(client, key, None)
+                }
+                Operation::RangePrefix => {
+                    let Some(keys) = *self.listed.lock().expect("not poisoned") else {
+                        return Err("range prefix before preload_list".to_string());
+                    };
+                    ranger(client, LIST_PREFIX.to_string(), Some(keys))
+                }
+            };
+            workers.push(worker);
+        }
+        Ok(workers)
+    }
+}
+
+fn putter(client: Client, prefix: String) -> Worker {
+    Box::new(move |seq| -> OpFuture {
+        let mut client = client.clone();
+        let key = format!("{prefix}-{seq}");
+        Box::pin(async move {
+            client
+                .put(key, value(), None)
+                .await
+                .map_err(|e| format!("etcd put: {e}"))?;
+            Ok(Sample::Whole)
+        })
+    })
+}
+
+fn creator(client: Client, prefix: String) -> Worker {
+    Box::new(move |seq| -> OpFuture {
+        let mut client = client.clone();
+        let key = format!("{prefix}-{seq}");
+        Box::pin(async move {
+            let txn = Txn::new()
+                .when([Compare::create_revision(key.as_str(), CompareOp::Equal, 0)])
+                .and_then([TxnOp::put(key.as_str(), value(), None)]);
+            let reply = client
+                .txn(txn)
+                .await
+                .map_err(|e| format!("etcd txn: {e}"))?;
+            if reply.succeeded() {
+                Ok(Sample::Whole)
+            } else {
+                Err(format!("{key} already exists"))
+            }
+        })
+    })
+}
+
+fn updater(client: Client, key: String, revision: i64) -> Worker {
+    let last_revision = Arc::new(Mutex::new(revision));
+    Box::new(move |_seq| -> OpFuture {
+        let mut client = client.clone();
+        let key = key.clone();
+        let last_revision = last_revision.clone();
+        Box::pin(async move {
+            let revision = *last_revision.lock().expect("not poisoned");
+            let txn = Txn::new()
+                .when([Compare::mod_revision(
+                    key.as_str(),
+                    CompareOp::Equal,
+                    revision,
+                )])
+                .and_then([TxnOp::put(key.as_str(), value(), None)]);
+            let reply = client
+                .txn(txn)
+                .await
+                .map_err(|e| format!("etcd txn: {e}"))?;
+            if !reply.succeeded() {
+                return Err(format!("{key} changed since revision {revision}"));
+            }
+            let revision = reply
+                .header()
+                .map(|h| h.revision())
+                .ok_or("etcd txn reply without a header")?;
+            *last_revision.lock().expect("not poisoned") = revision;
+            Ok(Sample::Whole)
+        })
+    })
+}
+
+/// Ranges `key`, or with `Some(count)` every key under the prefix `key` (which must
+/// be `count` keys).
+fn ranger(client: Client, key: String, prefix_count: Option<usize>) -> Worker {
+    Box::new(move |_seq| -> OpFuture {
+        let mut client = client.clone();
+        let key = key.clone();
+        Box::pin(async move {
+            let options = prefix_count.map(|_| GetOptions::new().with_prefix());
+            let reply = client
+                .get(key.as_str(), options)
+                .await
+                .map_err(|e| format!("etcd range: {e}"))?;
+            let expected = prefix_count.unwrap_or(1);
+            if reply.kvs().len() == expected {
+                Ok(Sample::Whole)
+            } else {
+                Err(format!(
+                    "{key}: {} keys, expected {expected}",
+                    reply.kvs().len()
+                ))
+            }
+        })
+    })
+}
+
+/// A value of [`OBJECT_SIZE`] bytes.
+fn value() -> Vec<u8> {
+    vec![b'x'; OBJECT_SIZE]
+}
