@@ -113,7 +113,7 @@ pub async fn run(config: &Config) -> Result<Vec<Row>, String> {
         rows.extend(raw_etcd(config, &etcd.endpoint()).await?);
     }
 
-    let endpoint = etcd_endpoint(etcd.as_ref());
+    let endpoint = etcd_endpoint(etcd.as_ref()).filter(|_| config.backend == Backend::Etcd);
     let kapi = KapiProcess::start(&config.kapi, endpoint.as_deref()).await?;
     let target = KapiHttp::new(kapi.addr());
     target.preload_list(config.list_size).await?;

@@ -30,7 +30,15 @@ fn kapi_binary() -> std::path::PathBuf {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut command = Command::new(cargo);
         command
-            .args(["build", "-p", "kapi-server", "--bin", "kapi", "--profile", profile])
+            .args([
+                "build",
+                "-p",
+                "kapi-server",
+                "--bin",
+                "kapi",
+                "--profile",
+                profile,
+            ])
             .arg("--target-dir")
             .arg(target_dir)
             .current_dir(env!("CARGO_MANIFEST_DIR"));

@@ -47,7 +47,8 @@ pub enum Operation {
     Update,
     /// PATCH a widget with a JSON merge patch.
     Patch,
-    /// DELETE a widget (each after an untimed create of it).
+    /// DELETE a widget, each after an untimed create of it: latencies are the
+    /// deletes', throughput counts create-and-delete pairs.
     Delete,
     /// GET the list of the pre-loaded widgets with `resourceVersion=0`.
     List,
@@ -72,7 +73,7 @@ impl fmt::Display for Operation {
             Operation::Get => "get",
             Operation::Update => "update",
             Operation::Patch => "patch (merge)",
-            Operation::Delete => "delete",
+            Operation::Delete => "delete (after an untimed create)",
             Operation::List => "list (rv=0)",
         })
     }
