@@ -42,6 +42,12 @@ struct RunArgs {
     /// Objects preloaded for the list operations [default: 1000].
     #[arg(long)]
     list_size: Option<usize>,
+    /// Watcher counts of the watch fan-out (comma-separated), one writer each.
+    #[arg(long, value_delimiter = ',')]
+    watchers: Option<Vec<usize>>,
+    /// Writes per second of the watch fan-out's writer.
+    #[arg(long)]
+    watch_rate: Option<u32>,
     /// The storage kapi runs on.
     #[arg(long, value_enum, default_value_t = Backend::Embedded)]
     backend: Backend,
@@ -75,6 +81,12 @@ fn main() -> ExitCode {
     }
     if let Some(warmup) = args.warmup {
         config.load.warmup = warmup;
+    }
+    if let Some(watchers) = args.watchers {
+        config.watchers = watchers;
+    }
+    if let Some(rate) = args.watch_rate {
+        config.watch_rate = rate;
     }
     if let Some(size) = args.list_size {
         config.list_size = size;

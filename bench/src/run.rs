@@ -13,6 +13,7 @@ use crate::report::{Cell, Limit, Row, System};
 use crate::server::KapiProcess;
 use crate::targets::baseline::Baseline;
 use crate::targets::kapi_http::{KapiHttp, Operation};
+use crate::targets::watch::{FanOut, fan_out};
 
 /// The storage kapi runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -46,6 +47,10 @@ pub struct Config {
     pub load: Load,
     /// Objects (and etcd keys) lists read.
     pub list_size: usize,
+    /// Watcher counts of the watch fan-out, each a row.
+    pub watchers: Vec<usize>,
+    /// Writes per second of the fan-out's writer (it writes for `load.duration`).
+    pub watch_rate: u32,
     /// Whether raw etcd is measured too (only with the `etcd` feature).
     pub etcd_limits: bool,
 }
@@ -64,6 +69,8 @@ impl Config {
                 timeout: Duration::from_secs(10),
             },
             list_size: 1000,
+            watchers: vec![10, 1000],
+            watch_rate: 100,
             etcd_limits: cfg!(feature = "etcd"),
         }
     }
@@ -79,6 +86,8 @@ impl Config {
                 timeout: Duration::from_secs(10),
             },
             list_size: 5,
+            watchers: vec![2],
+            watch_rate: 20,
             ..Self::full(kapi, backend)
         }
     }
@@ -137,6 +146,31 @@ pub async fn run(config: &Config) -> Result<Vec<Row>, String> {
                 rows.push(measure(config.load, workers, cell).await);
             }
         }
+    }
+    for (round, &watchers) in config.watchers.iter().enumerate() {
+        let spec = FanOut {
+            watchers,
+            rate: config.watch_rate,
+            duration: config.load.duration,
+        };
+        let measured = fan_out(kapi.addr(), spec, round).await?;
+        let row = Row {
+            cell: Cell {
+                system: System::Kapi(config.backend),
+                operation: format!(
+                    "watch fan-out, {} writes/s (latency: write ack → event)",
+                    config.watch_rate
+                ),
+                transport: Transport::Http1.to_string(),
+                clients: watchers,
+                compare_with: None,
+                is_limit: None,
+            },
+            summary: measured.recorder.summary(measured.elapsed),
+            first_errors: measured.recorder.first_errors().to_vec(),
+        };
+        eprintln!("{}", row.progress_line());
+        rows.push(row);
     }
     // kapi stops (dropped) before the etcd it may use.
     Ok(rows)

@@ -67,8 +67,8 @@ fn every_operation_completes_without_errors() {
     let systems = |system: System| rows.iter().filter(|r| r.cell.system == system).count();
     // GET over each transport, at each client count.
     assert_eq!(systems(System::Baseline), 2);
-    // Six operations over each transport.
-    assert_eq!(systems(System::Kapi(Backend::Embedded)), 12);
+    // Six operations over each transport, and one watch fan-out.
+    assert_eq!(systems(System::Kapi(Backend::Embedded)), 13);
     // Five raw operations with the feature, none without.
     let etcd = if cfg!(feature = "etcd") { 5 } else { 0 };
     assert_eq!(systems(System::Etcd), etcd);

@@ -103,19 +103,7 @@ impl KapiHttp {
             return Ok(());
         }
         let client = Client::connect(self.addr, Transport::Http1).await?;
-        let namespace = serde_json::json!({
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {"name": LIST_NAMESPACE},
-        });
-        client
-            .send(
-                Method::POST,
-                NAMESPACES,
-                Some((JSON, Bytes::from(namespace.to_string()))),
-            )
-            .await?
-            .expect("creating the list namespace", StatusCode::CREATED)?;
+        create_namespace(&client, LIST_NAMESPACE).await?;
         for i in 0..objects {
             create(&client, LIST_NAMESPACE, &format!("listed-{i}")).await?;
         }
@@ -269,7 +257,26 @@ fn lister(client: Client) -> Worker {
 }
 
 /// POSTs the widget `name` into `namespace`; the reply must be 201.
-async fn create(client: &Client, namespace: &str, name: &str) -> Result<Reply, String> {
+/// Creates namespace `name`.
+pub(crate) async fn create_namespace(client: &Client, name: &str) -> Result<(), String> {
+    let namespace = serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": name},
+    });
+    client
+        .send(
+            Method::POST,
+            NAMESPACES,
+            Some((JSON, Bytes::from(namespace.to_string()))),
+        )
+        .await?
+        .expect("creating a namespace", StatusCode::CREATED)?;
+    Ok(())
+}
+
+/// Creates widget `name` in `namespace`.
+pub(crate) async fn create(client: &Client, namespace: &str, name: &str) -> Result<Reply, String> {
     client
         .send(
             Method::POST,
@@ -280,7 +287,8 @@ async fn create(client: &Client, namespace: &str, name: &str) -> Result<Reply, S
         .expect("POST", StatusCode::CREATED)
 }
 
-fn collection_path(namespace: &str) -> String {
+/// Where the widgets of `namespace` live.
+pub(crate) fn collection_path(namespace: &str) -> String {
     format!("/apis/{API_VERSION}/namespaces/{namespace}/widgets")
 }
 

@@ -1,4 +1,5 @@
-//! What the harness drives: kapi over HTTP ([`kapi_http`]) and the limits it is
+//! What the harness drives: kapi over HTTP ([`kapi_http`], and [`watch`] fan-out) and
+//! the limits it is
 //! compared with — a bare hyper server ([`baseline`]) and, with the `etcd` feature,
 //! raw etcd ([`etcd`]). Each target builds one [`Worker`](crate::driver::Worker) per
 //! client for an operation, after any setup the operation needs.
@@ -7,6 +8,7 @@ pub mod baseline;
 #[cfg(feature = "etcd")]
 pub mod etcd;
 pub mod kapi_http;
+pub mod watch;
 
 /// The size of the bodies and values the targets exchange, in bytes (about 1 KiB).
 pub const OBJECT_SIZE: usize = 1024;
