@@ -76,16 +76,21 @@ impl Reply {
     }
 }
 
+/// A TCP connection to `addr` without Nagle's delay, ready for hyper.
+pub async fn tcp(addr: SocketAddr) -> Result<TokioIo<TcpStream>, String> {
+    let stream = TcpStream::connect(addr)
+        .await
+        .map_err(|e| format!("connecting to {addr}: {e}"))?;
+    stream
+        .set_nodelay(true)
+        .map_err(|e| format!("TCP_NODELAY: {e}"))?;
+    Ok(TokioIo::new(stream))
+}
+
 impl Client {
     /// Opens one connection to `addr` speaking `transport`.
     pub async fn connect(addr: SocketAddr, transport: Transport) -> Result<Self, String> {
-        let stream = TcpStream::connect(addr)
-            .await
-            .map_err(|e| format!("connecting to {addr}: {e}"))?;
-        stream
-            .set_nodelay(true)
-            .map_err(|e| format!("TCP_NODELAY: {e}"))?;
-        let io = TokioIo::new(stream);
+        let io = tcp(addr).await?;
         let sender = match transport {
             Transport::Http1 => {
                 let (sender, connection) = http1::handshake(io)

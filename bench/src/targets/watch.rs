@@ -11,13 +11,11 @@ use bytes::{Bytes, BytesMut};
 use http::{Request, StatusCode, header};
 use http_body_util::{BodyExt, Empty};
 use hyper::client::conn::http1;
-use hyper_util::rt::TokioIo;
-use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::kapi_http::{collection_path, create, create_namespace};
-use crate::client::{Client, Transport};
+use crate::client::{Client, Transport, tcp};
 use crate::stats::Recorder;
 
 /// The namespace the fan-out writes to and watches.
@@ -140,13 +138,7 @@ async fn open_watch(
     resource_version: &str,
     duration: Duration,
 ) -> Result<WatchBody, String> {
-    let stream = TcpStream::connect(addr)
-        .await
-        .map_err(|e| format!("connecting to {addr}: {e}"))?;
-    stream
-        .set_nodelay(true)
-        .map_err(|e| format!("TCP_NODELAY: {e}"))?;
-    let (mut sender, connection) = http1::handshake(TokioIo::new(stream))
+    let (mut sender, connection) = http1::handshake(tcp(addr).await?)
         .await
         .map_err(|e| format!("HTTP/1.1 handshake: {e}"))?;
     tokio::spawn(connection);
