@@ -21,6 +21,7 @@
 //!   TTL sets a new deadline, a plain `create`/`update` leaves the key without one.
 
 use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -120,6 +121,74 @@ pub struct Event {
     /// The value before the write (`None` for `Created`). Watch filters need it: an
     /// object that stops matching a label selector is a DELETED event to that watcher.
     pub prev_value: Option<Bytes>,
+    /// What consumers made of this event, shared by every copy of it: a watch cache
+    /// hands the same event to thousands of watchers, and each wire form should be
+    /// made once, not once per watcher (kube-apiserver's `cachingObject`).
+    pub encodings: Encodings,
+}
+
+impl Event {
+    /// An event with no encodings yet.
+    pub fn new(
+        kind: EventKind,
+        key: String,
+        revision: Revision,
+        value: Bytes,
+        prev_value: Option<Bytes>,
+    ) -> Self {
+        Self {
+            kind,
+            key,
+            revision,
+            value,
+            prev_value,
+            encodings: Encodings::default(),
+        }
+    }
+}
+
+/// Encodings of one [`Event`], memoised under keys the consumer chooses (a hash of the
+/// format, version and event type, say). Clones share the memo. Derived data: two
+/// events are equal whatever their memos hold.
+#[derive(Clone, Default)]
+pub struct Encodings(Arc<Mutex<Vec<(u64, Bytes)>>>);
+
+impl Encodings {
+    /// The encoding stored under `key`, made by `encode` if there is none yet. Callers
+    /// racing for the same key wait for the first, then share its bytes.
+    pub fn get_or_insert_with(&self, key: u64, encode: impl FnOnce() -> Bytes) -> Bytes {
+        let mut memo = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, bytes)) = memo.iter().find(|(k, _)| *k == key) {
+            return bytes.clone();
+        }
+        let bytes = encode();
+        memo.push((key, bytes.clone()));
+        bytes
+    }
+
+    /// How many encodings are memoised.
+    pub fn len(&self) -> usize {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+
+    /// Whether nothing is memoised yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl PartialEq for Encodings {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Encodings {}
+
+impl std::fmt::Debug for Encodings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Encodings({})", self.len())
+    }
 }
 
 /// What a watch stream yields.
@@ -244,8 +313,10 @@ pub enum UpdateError<E> {
 
 /// Reads `key`, lets `try_update` compute the new value from the current one, and writes
 /// it with a compare-and-swap on the revision it read, retrying from a fresh read when
-/// another writer came first: `GuaranteedUpdate` in k8s.io/apiserver. `try_update` may
-/// run several times and must be free of side effects. The write is a plain
+/// another writer came first: `GuaranteedUpdate` in k8s.io/apiserver. The first read
+/// may be stale (`ReadAt::Any`, from a cache); a refusal or a no-op computed from it is
+/// computed again from the latest state before it counts. `try_update` may run several
+/// times and must be free of side effects. The write is a plain
 /// [`Storage::update`], so a time-to-live the key had is cleared; see
 /// [`guaranteed_update_with_ttl`].
 pub async fn guaranteed_update<E, F>(
@@ -272,23 +343,40 @@ pub async fn guaranteed_update_with_ttl<E, F>(
 where
     F: FnMut(&KeyValue) -> Result<Update, E> + Send,
 {
-    let mut current =
+    let latest = || async {
         storage
             .get(key, ReadAt::Latest)
             .await?
             .ok_or_else(|| StorageError::NotFound {
                 key: key.to_string(),
-            })?;
+            })
+    };
+    // The first attempt starts from whatever state is at hand (a watch cache answers
+    // `Any` from memory): it is usually current, and the compare-and-swap catches it
+    // when it is not. Only what the stale state cannot decide is read again, as
+    // kube-apiserver's GuaranteedUpdate does with the cacher's object
+    // (`origStateIsCurrent`).
+    let (mut current, mut is_current) = match storage.get(key, ReadAt::Any).await? {
+        Some(kv) => (kv, false),
+        None => (latest().await?, true),
+    };
     loop {
-        let outcome = match try_update(&current).map_err(UpdateError::Rejected)? {
-            Update::Keep => return Ok(Updated::Kept(current)),
-            Update::Write(value) => match ttl {
+        let outcome = match try_update(&current) {
+            // A refusal or a no-op may be the stale state's doing: decide on the latest.
+            Err(_) | Ok(Update::Keep) if !is_current => {
+                current = latest().await?;
+                is_current = true;
+                continue;
+            }
+            Err(e) => return Err(UpdateError::Rejected(e)),
+            Ok(Update::Keep) => return Ok(Updated::Kept(current)),
+            Ok(Update::Write(value)) => match ttl {
                 Some(ttl) => storage.update_with_ttl(key, value, current.mod_revision, ttl),
                 None => storage.update(key, value, current.mod_revision),
             }
             .await
             .map(Updated::Written),
-            Update::Delete => storage
+            Ok(Update::Delete) => storage
                 .delete(key, Some(current.mod_revision))
                 .await
                 .map(Updated::Deleted),
@@ -298,14 +386,9 @@ where
                 current: Some(fresh),
                 ..
             }) => current = *fresh,
-            Err(StorageError::Conflict { current: None, .. }) => {
-                current = storage.get(key, ReadAt::Latest).await?.ok_or_else(|| {
-                    StorageError::NotFound {
-                        key: key.to_string(),
-                    }
-                })?;
-            }
+            Err(StorageError::Conflict { current: None, .. }) => current = latest().await?,
             other => return Ok(other?),
         }
+        is_current = true;
     }
 }

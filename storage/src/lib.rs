@@ -27,7 +27,7 @@ pub use error::StorageError;
 #[cfg(feature = "etcd")]
 pub use etcd::{EtcdConfig, EtcdStorage};
 pub use interface::{
-    Deleted, Event, EventKind, KeyValue, ListRequest, ListResponse, ReadAt, Result, Revision,
-    Storage, Update, UpdateError, Updated, WatchItem, WatchStream, guaranteed_update,
+    Deleted, Encodings, Event, EventKind, KeyValue, ListRequest, ListResponse, ReadAt, Result,
+    Revision, Storage, Update, UpdateError, Updated, WatchItem, WatchStream, guaranteed_update,
     guaranteed_update_with_ttl,
 };

@@ -625,3 +625,42 @@ async fn an_expired_inner_watch_makes_the_cache_relist() {
     assert_eq!(next_event(&mut resumed).await.revision, second.mod_revision);
     cacher.close().await.unwrap();
 }
+
+/// Every watcher served from the cache receives the same event: an encoding one of
+/// them memoises is what the others get, never made again (serialised once, not once
+/// per watcher). Replayed events share theirs too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watchers_share_each_event_s_encodings() {
+    let (_inner, cacher, _dir) = cached("/e/", cacher_config()).await;
+    let start = cacher.current_revision().await.unwrap();
+    let mut watches = Vec::new();
+    for _ in 0..3 {
+        watches.push(cacher.watch("/e/", start).await.unwrap());
+    }
+    let created = cacher.create("/e/a", bytes("a")).await.unwrap();
+    let mut made = 0;
+    for watch in &mut watches {
+        let WatchItem::Event(event) = next(watch).await.unwrap() else {
+            panic!("expected the create");
+        };
+        assert_eq!(event.revision, created.mod_revision);
+        let line = event.encodings.get_or_insert_with(7, || {
+            made += 1;
+            Bytes::from_static(b"encoded once")
+        });
+        assert_eq!(line, Bytes::from_static(b"encoded once"));
+        // Another key is another encoding (another version or event type).
+        assert_eq!(
+            event.encodings.get_or_insert_with(8, || bytes("b")),
+            bytes("b")
+        );
+    }
+    assert_eq!(made, 1, "each watcher encoded the event again");
+    // A watch started after the event replays it from the window, memo included.
+    let mut late = cacher.watch("/e/", start).await.unwrap();
+    let WatchItem::Event(event) = next(&mut late).await.unwrap() else {
+        panic!("expected the replayed create");
+    };
+    assert_eq!(event.encodings.len(), 2);
+    cacher.close().await.unwrap();
+}

@@ -175,13 +175,13 @@ mod tests {
     use super::*;
 
     fn event(kind: EventKind, key: &str, revision: Revision, value: &'static str) -> Arc<Event> {
-        Arc::new(Event {
+        Arc::new(Event::new(
             kind,
-            key: key.to_string(),
+            key.to_string(),
             revision,
-            value: Bytes::from_static(value.as_bytes()),
-            prev_value: None,
-        })
+            Bytes::from_static(value.as_bytes()),
+            None,
+        ))
     }
 
     fn list(prefix: &str, start: Option<&str>, limit: Option<usize>) -> ListRequest {

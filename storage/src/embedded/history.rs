@@ -31,13 +31,13 @@ pub(super) struct Record {
 impl Record {
     /// The record as a watch event at `revision`.
     pub fn into_event(self, revision: Revision) -> Event {
-        Event {
-            kind: self.kind,
-            key: self.key,
+        Event::new(
+            self.kind,
+            self.key,
             revision,
-            value: self.value,
-            prev_value: self.prev.map(|prev| prev.value),
-        }
+            self.value,
+            self.prev.map(|prev| prev.value),
+        )
     }
 
     /// Encodes the record.

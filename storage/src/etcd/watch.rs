@@ -122,28 +122,28 @@ fn convert(event: &etcd_client::Event) -> Result<Event, StorageError> {
         .prev_kv()
         .map(|prev| Bytes::copy_from_slice(prev.value()));
     Ok(match event.event_type() {
-        EventType::Put if kv.create_revision() == kv.mod_revision() => Event {
-            kind: EventKind::Created,
+        EventType::Put if kv.create_revision() == kv.mod_revision() => Event::new(
+            EventKind::Created,
             key,
-            revision: kv.mod_revision(),
-            value: Bytes::copy_from_slice(kv.value()),
-            prev_value: None,
-        },
-        EventType::Put => Event {
-            kind: EventKind::Modified,
+            kv.mod_revision(),
+            Bytes::copy_from_slice(kv.value()),
+            None,
+        ),
+        EventType::Put => Event::new(
+            EventKind::Modified,
             key,
-            revision: kv.mod_revision(),
-            value: Bytes::copy_from_slice(kv.value()),
+            kv.mod_revision(),
+            Bytes::copy_from_slice(kv.value()),
             prev_value,
-        },
+        ),
         // etcd's delete event has an empty value; the last one is the previous value
         // (missing only when that revision was compacted away meanwhile).
-        EventType::Delete => Event {
-            kind: EventKind::Deleted,
+        EventType::Delete => Event::new(
+            EventKind::Deleted,
             key,
-            revision: kv.mod_revision(),
-            value: prev_value.clone().unwrap_or_default(),
+            kv.mod_revision(),
+            prev_value.clone().unwrap_or_default(),
             prev_value,
-        },
+        ),
     })
 }

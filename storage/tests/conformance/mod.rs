@@ -545,13 +545,13 @@ pub async fn watch_replays_then_follows_live(s: Arc<dyn Storage>) {
     let created = next_event(&mut watch).await;
     assert_eq!(
         created,
-        Event {
-            kind: EventKind::Created,
-            key: "/t/watch/a".to_string(),
-            revision: a1.mod_revision,
-            value: bytes("a1"),
-            prev_value: None,
-        }
+        Event::new(
+            EventKind::Created,
+            "/t/watch/a".to_string(),
+            a1.mod_revision,
+            bytes("a1"),
+            None,
+        )
     );
     let modified = next_event(&mut watch).await;
     assert_eq!(modified.kind, EventKind::Modified);
