@@ -53,8 +53,8 @@ pub fn json_response(code: StatusCode, value: &Value) -> Response<Body> {
 }
 
 /// Builds a response from bytes with a content type.
-pub fn document(code: StatusCode, content_type: &str, body: Vec<u8>) -> Response<Body> {
-    let mut res = Response::new(Full::new(Bytes::from(body)).boxed());
+pub fn document(code: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Response<Body> {
+    let mut res = Response::new(Full::new(body.into()).boxed());
     *res.status_mut() = code;
     if let Ok(v) = HeaderValue::from_str(content_type) {
         res.headers_mut().insert(header::CONTENT_TYPE, v);

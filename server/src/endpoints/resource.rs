@@ -111,13 +111,43 @@ where
                     ApiError::bad_request(format!("invalid resource version: {rv}"))
                 })?),
             };
-            let obj = store.get(namespace, &name, read_at).await?;
-            respond(&store, StatusCode::OK, output, &obj, false, how)
+            let stored = store.get_stored(namespace, &name, read_at).await?;
+            if output == Output::Json {
+                let body = stored.to_json(info)?;
+                return Ok(document(
+                    StatusCode::OK,
+                    negotiation::content_type(output),
+                    body,
+                ));
+            }
+            respond(
+                &store,
+                StatusCode::OK,
+                output,
+                &stored.decode(info)?,
+                false,
+                how,
+            )
         }
         "list" => {
             let opts = query.list_options()?;
-            let list = store.list(namespace, &opts).await?;
-            respond(&store, StatusCode::OK, output, &list, true, how)
+            let list = store.list_objects(namespace, &opts).await?;
+            if output == Output::Json {
+                let body = list.to_json(info)?;
+                return Ok(document(
+                    StatusCode::OK,
+                    negotiation::content_type(output),
+                    body,
+                ));
+            }
+            respond(
+                &store,
+                StatusCode::OK,
+                output,
+                &list.into_value(info)?,
+                true,
+                how,
+            )
         }
         "watch" => {
             super::watch::serve(api, &store, namespace, r.name.as_deref(), &query, output).await
@@ -337,6 +367,10 @@ pub fn respond(
     is_list: bool,
     how: Presentation,
 ) -> Result<Response<Body>, ApiError> {
+    if output == Output::Json {
+        let bytes = serde_json::to_vec(value).unwrap_or_default();
+        return Ok(document(code, negotiation::content_type(output), bytes));
+    }
     let body = present(store.strategy().as_ref(), output, value, is_list, how)?;
     let bytes = match output {
         Output::Yaml => to_yaml(&body).into_bytes(),

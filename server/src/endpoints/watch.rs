@@ -10,12 +10,12 @@ use futures_util::StreamExt;
 use http::{HeaderValue, Response, StatusCode, header};
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
-use serde_json::json;
 
 use super::negotiation::Output;
 use super::query::Query;
 use super::{Api, Body};
 use crate::presentation::{Presentation, present};
+use crate::registry::watch::{EventObject, StoredWatchEvent};
 use crate::registry::{Store, WatchEventType};
 use crate::status::ApiError;
 
@@ -38,7 +38,7 @@ pub async fn serve(
         // turns it into one.
         opts.field_selector = query.field_selector_with_name(name)?;
     }
-    let events = store.watch(namespace, &opts).await?;
+    let events = store.watch_stored(namespace, &opts).await?;
     let timeout = query
         .timeout_seconds()
         .map(Duration::from_secs)
@@ -60,29 +60,47 @@ pub async fn serve(
     // Counted as an open watch until the stream (and this closure) is dropped.
     let guard =
         crate::metrics::Metrics::global().watch_opened(&store.info().group, &store.info().plural);
+    let info = store.info().clone();
+    let api_version = info.api_version();
     let frames = events.take_until(Box::pin(stop)).map(move |event| {
         let _open = &guard;
-        let object = match (output, event.type_) {
-            (
-                Output::Converted(_),
-                WatchEventType::Added | WatchEventType::Modified | WatchEventType::Deleted,
-            ) => {
-                // Like kube-apiserver, only the first Table event carries the columns.
-                let how = Presentation {
-                    include_object,
-                    no_headers: sent_headers,
-                };
-                sent_headers = true;
-                present(store.strategy().as_ref(), output, &event.object, false, how)
-                    .unwrap_or_else(|e| e.to_status())
+        let line = match (output, event.object) {
+            // The same line for every watcher of this storage event and version.
+            (Output::Json, EventObject::Stored(stored, encodings)) => {
+                encodings.get_or_insert_with(memo_key(event.type_, &api_version), || {
+                    match stored.to_json(&info) {
+                        Ok(object) => json_line(event.type_, &object),
+                        Err(e) => status_line(&e),
+                    }
+                })
             }
-            _ => event.object,
+            (output, object) => {
+                let event = StoredWatchEvent {
+                    type_: event.type_,
+                    object,
+                }
+                .decode(&info);
+                let object = match (output, event.type_) {
+                    (
+                        Output::Converted(_),
+                        WatchEventType::Added | WatchEventType::Modified | WatchEventType::Deleted,
+                    ) => {
+                        // Like kube-apiserver, only the first Table event carries the columns.
+                        let how = Presentation {
+                            include_object,
+                            no_headers: sent_headers,
+                        };
+                        sent_headers = true;
+                        present(store.strategy().as_ref(), output, &event.object, false, how)
+                            .unwrap_or_else(|e| e.to_status())
+                    }
+                    _ => event.object,
+                };
+                let object = serde_json::to_vec(&object).unwrap_or_default();
+                json_line(event.type_, &object)
+            }
         };
-        let mut line =
-            serde_json::to_vec(&json!({ "type": event.type_.as_str(), "object": object }))
-                .unwrap_or_default();
-        line.push(b'\n');
-        Ok::<_, Infallible>(Frame::data(Bytes::from(line)))
+        Ok::<_, Infallible>(Frame::data(line))
     });
     let mut res = Response::new(BodyExt::boxed(StreamBody::new(frames)));
     *res.status_mut() = StatusCode::OK;
@@ -95,4 +113,32 @@ pub async fn serve(
         HeaderValue::from_static("no-cache, private"),
     );
     Ok(res)
+}
+
+/// One line of a watch response: `{"type":…,"object":…}` and a newline.
+fn json_line(type_: WatchEventType, object: &[u8]) -> Bytes {
+    let mut line = Vec::with_capacity(object.len() + 32);
+    line.extend_from_slice(b"{\"type\":\"");
+    line.extend_from_slice(type_.as_str().as_bytes());
+    line.extend_from_slice(b"\",\"object\":");
+    line.extend_from_slice(object);
+    line.extend_from_slice(b"}\n");
+    Bytes::from(line)
+}
+
+/// An ERROR line for an object that could not be encoded.
+fn status_line(e: &ApiError) -> Bytes {
+    json_line(
+        WatchEventType::Error,
+        &serde_json::to_vec(&e.to_status()).unwrap_or_default(),
+    )
+}
+
+/// Where a JSON line is memoised in a storage event's encodings: one per event type
+/// (which also tells the event's new value from its previous one) and served version.
+fn memo_key(type_: WatchEventType, api_version: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    ("json-line", type_.as_str(), api_version).hash(&mut hasher);
+    hasher.finish()
 }

@@ -1,7 +1,13 @@
 //! Objects to storage values and back. The stored form carries no `resourceVersion`:
 //! it is the storage revision, set on every read, as kube-apiserver's versioner does.
+//!
+//! Reads that only pass an object on (GET, LIST and watch in JSON) need not parse it:
+//! [`StoredObject::to_json`] splices the served `apiVersion` and the `resourceVersion`
+//! into the stored bytes, which kapi writes with sorted keys, so they always begin
+//! `{"apiVersion":"…","kind":"…","metadata":{`. Anything else is parsed and
+//! serialized the slow way, with the same result.
 
-use bytes::Bytes;
+use bytes::{BufMut, Bytes, BytesMut};
 use kapi_core::ResourceInfo;
 use kapi_storage::KeyValue;
 use serde_json::Value;
@@ -9,8 +15,11 @@ use serde_json::Value;
 use crate::registry::object::set_meta;
 use crate::status::ApiError;
 
-/// Encodes an object for storage.
+/// Encodes an object for storage (without its `resourceVersion`).
 pub fn encode(obj: &Value) -> Bytes {
+    if obj.pointer("/metadata/resourceVersion").is_none() {
+        return Bytes::from(serde_json::to_vec(obj).expect("a JSON value always serializes"));
+    }
     let mut obj = obj.clone();
     set_meta(&mut obj, "resourceVersion", None);
     Bytes::from(serde_json::to_vec(&obj).expect("a JSON value always serializes"))
@@ -39,4 +48,165 @@ pub fn decode(info: &ResourceInfo, value: &[u8], revision: i64) -> Result<Value,
 /// Decodes a stored key with its revision.
 pub fn decode_kv(info: &ResourceInfo, kv: &KeyValue) -> Result<Value, ApiError> {
     decode(info, &kv.value, kv.mod_revision)
+}
+
+/// An object as storage holds it, with the revision that becomes its
+/// `resourceVersion`: parsed only when something needs its fields.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredObject {
+    /// The stored bytes.
+    pub value: Bytes,
+    /// The object's `resourceVersion`.
+    pub revision: i64,
+}
+
+impl From<KeyValue> for StoredObject {
+    fn from(kv: KeyValue) -> Self {
+        Self {
+            value: kv.value,
+            revision: kv.mod_revision,
+        }
+    }
+}
+
+impl StoredObject {
+    /// The object, as [`decode`] gives it.
+    pub fn decode(&self, info: &ResourceInfo) -> Result<Value, ApiError> {
+        decode(info, &self.value, self.revision)
+    }
+
+    /// The object as served in JSON: the same document [`StoredObject::decode`] gives,
+    /// serialized (the one difference: `resourceVersion` comes first in `metadata`).
+    pub fn to_json(&self, info: &ResourceInfo) -> Result<Bytes, ApiError> {
+        let mut out = BytesMut::with_capacity(self.value.len() + 64);
+        self.write_json(info, &info.api_version(), &mut out)?;
+        Ok(out.freeze())
+    }
+
+    /// [`StoredObject::to_json`], appended to `out`; `api_version` is `info`'s.
+    pub fn write_json(
+        &self,
+        info: &ResourceInfo,
+        api_version: &str,
+        out: &mut BytesMut,
+    ) -> Result<(), ApiError> {
+        match splice_point(&self.value, &info.kind) {
+            Some(rest) => {
+                out.put_slice(b"{\"apiVersion\":\"");
+                out.put_slice(api_version.as_bytes());
+                out.put_slice(b"\",\"kind\":\"");
+                out.put_slice(info.kind.as_bytes());
+                out.put_slice(b"\",\"metadata\":{\"resourceVersion\":\"");
+                out.put_slice(itoa::Buffer::new().format(self.revision).as_bytes());
+                out.put_u8(b'"');
+                if rest.first() != Some(&b'}') {
+                    out.put_u8(b',');
+                }
+                out.put_slice(rest);
+            }
+            None => {
+                let obj = self.decode(info)?;
+                serde_json::to_writer(out.writer(), &obj)
+                    .map_err(|e| ApiError::internal("encoding an object", &e))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What follows `"metadata":{` when `stored` is in the form kapi writes for `kind`
+/// (sorted keys, a plain `apiVersion` string, no `resourceVersion` anywhere); `None`
+/// when it is not, and the object must be parsed.
+fn splice_point<'a>(stored: &'a [u8], kind: &str) -> Option<&'a [u8]> {
+    let rest = stored.strip_prefix(b"{\"apiVersion\":\"")?;
+    let end = memchr::memchr(b'"', rest)?;
+    if rest[..end].contains(&b'\\') {
+        return None;
+    }
+    let rest = rest[end..].strip_prefix(b"\",\"kind\":\"")?;
+    let rest = rest.strip_prefix(kind.as_bytes())?;
+    let rest = rest.strip_prefix(b"\",\"metadata\":{")?;
+    // A stored resourceVersion (written by something else) would end up twice.
+    if memchr::memmem::find(rest, b"\"resourceVersion\"").is_some() {
+        return None;
+    }
+    Some(rest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn info() -> ResourceInfo {
+        let crd = kapi_core::crd::CustomResourceDefinition::parse(&json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.kapi.dev"},
+            "spec": {
+                "group": "example.kapi.dev",
+                "scope": "Namespaced",
+                "names": {"kind": "Widget", "plural": "widgets"},
+                "versions": [{"name": "v2", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object"}}}]
+            }
+        }))
+        .unwrap();
+        crd.resource_info(&crd.versions[0])
+    }
+
+    fn spliced_equals_decoded(stored: &Value) {
+        let so = StoredObject {
+            value: encode(stored),
+            revision: 42,
+        };
+        let fast: Value = serde_json::from_slice(&so.to_json(&info()).unwrap()).unwrap();
+        assert_eq!(fast, so.decode(&info()).unwrap());
+        assert_eq!(fast["apiVersion"], "example.kapi.dev/v2");
+        assert_eq!(fast["metadata"]["resourceVersion"], "42");
+    }
+
+    #[test]
+    fn spliced_json_is_the_decoded_object() {
+        let full = json!({"apiVersion": "example.kapi.dev/v1", "kind": "Widget",
+            "metadata": {"name": "a", "namespace": "ns", "labels": {"x": "y"}},
+            "spec": {"color": "red", "resourceVersionish": 1}});
+        let fast = StoredObject {
+            value: encode(&full),
+            revision: 42,
+        };
+        assert!(splice_point(&fast.value, "Widget").is_some());
+        spliced_equals_decoded(&full);
+        // Empty metadata: no comma after the inserted field.
+        spliced_equals_decoded(
+            &json!({"apiVersion": "example.kapi.dev/v2", "kind": "Widget", "metadata": {}}),
+        );
+        // Shapes the splice refuses are parsed instead, with the same result.
+        for odd in [
+            json!({"apiVersion": "example.kapi.dev/v1", "kind": "Widget"}),
+            json!({"apiVersion": "a\"b", "kind": "Widget", "metadata": {}}),
+            json!({"apiVersion": "x/v1", "kind": "Gadget", "metadata": {}}),
+            json!({"apiVersion": "x/v1", "kind": "Widget", "metadata": {},
+                   "spec": {"ref": {"resourceVersion": "7"}}}),
+        ] {
+            let so = StoredObject {
+                value: encode(&odd),
+                revision: 42,
+            };
+            assert!(splice_point(&so.value, "Widget").is_none() || odd["kind"] == "Widget");
+            spliced_equals_decoded(&odd);
+        }
+        // A stored resourceVersion is replaced, not duplicated.
+        let so = StoredObject {
+            value: Bytes::from_static(
+                br#"{"apiVersion":"x/v1","kind":"Widget","metadata":{"resourceVersion":"3"}}"#,
+            ),
+            revision: 42,
+        };
+        let json = so.to_json(&info()).unwrap();
+        assert_eq!(
+            memchr::memmem::find_iter(&json, b"resourceVersion").count(),
+            1
+        );
+    }
 }

@@ -3,13 +3,14 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
+use bytes::{BufMut, Bytes, BytesMut};
 use kapi_core::ResourceInfo;
 use kapi_core::selector::{FieldSelector, LabelSelector};
 use kapi_storage::{ListRequest, ReadAt};
 use serde_json::{Value, json};
 
 use super::Store;
-use super::codec::decode_kv;
+use super::codec::StoredObject;
 use super::keys;
 use super::object::{self, field_value, labels};
 use super::options::ListOptions;
@@ -87,6 +88,75 @@ fn decode_continue(token: &str) -> Result<(i64, String), ApiError> {
     Ok((rv, start.to_string()))
 }
 
+/// One object of an [`ObjectList`]: as stored, and parsed if the selectors needed it.
+#[derive(Clone, Debug)]
+pub struct ListItem {
+    /// The stored object.
+    pub stored: StoredObject,
+    /// The object, if it was parsed already.
+    pub decoded: Option<Value>,
+}
+
+/// A page of a collection, not yet encoded: JSON responses are assembled from the
+/// stored bytes ([`ObjectList::to_json`]); everything else parses them
+/// ([`ObjectList::into_value`]).
+#[derive(Clone, Debug)]
+pub struct ObjectList {
+    /// The objects, in key order.
+    pub items: Vec<ListItem>,
+    /// The list's `metadata`: `resourceVersion`, and `continue` and
+    /// `remainingItemCount` for a page that is not the last.
+    pub metadata: Value,
+}
+
+impl ObjectList {
+    /// The `{Kind}List` document.
+    pub fn into_value(self, info: &ResourceInfo) -> Result<Value, ApiError> {
+        let items = self
+            .items
+            .into_iter()
+            .map(|item| match item.decoded {
+                Some(obj) => Ok(obj),
+                None => item.stored.decode(info),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(json!({
+            "apiVersion": info.api_version(),
+            "kind": info.list_kind,
+            "metadata": self.metadata,
+            "items": items,
+        }))
+    }
+
+    /// The `{Kind}List` document in JSON, the same as [`ObjectList::into_value`]
+    /// serialized, made without parsing the objects.
+    pub fn to_json(&self, info: &ResourceInfo) -> Result<Bytes, ApiError> {
+        let api_version = info.api_version();
+        let size: usize = self.items.iter().map(|i| i.stored.value.len() + 32).sum();
+        let mut out = BytesMut::with_capacity(size + 256);
+        // Keys in the order serde_json writes a Value's: sorted.
+        out.put_slice(b"{\"apiVersion\":");
+        serde_json::to_writer((&mut out).writer(), &api_version)
+            .map_err(|e| ApiError::internal("encoding a list", &e))?;
+        out.put_slice(b",\"items\":[");
+        for (i, item) in self.items.iter().enumerate() {
+            if i > 0 {
+                out.put_u8(b',');
+            }
+            item.stored.write_json(info, &api_version, &mut out)?;
+        }
+        out.put_slice(b"],\"kind\":");
+        serde_json::to_writer((&mut out).writer(), &*info.list_kind)
+            .and_then(|()| {
+                out.put_slice(b",\"metadata\":");
+                serde_json::to_writer((&mut out).writer(), &self.metadata)
+            })
+            .map_err(|e| ApiError::internal("encoding a list", &e))?;
+        out.put_u8(b'}');
+        Ok(out.freeze())
+    }
+}
+
 impl Store {
     /// `GET` of a collection: the `{Kind}List` of the objects in `namespace` (or all)
     /// that pass the selectors, paginated.
@@ -95,6 +165,17 @@ impl Store {
         namespace: Option<&str>,
         opts: &ListOptions,
     ) -> Result<Value, ApiError> {
+        self.list_objects(namespace, opts)
+            .await?
+            .into_value(self.info())
+    }
+
+    /// [`Store::list`], before the objects are parsed or encoded.
+    pub async fn list_objects(
+        &self,
+        namespace: Option<&str>,
+        opts: &ListOptions,
+    ) -> Result<ObjectList, ApiError> {
         let info = self.info();
         let predicate = Predicate::new(
             info,
@@ -134,10 +215,21 @@ impl Store {
             })?;
             revision.get_or_insert(page.revision);
             let last_key = page.items.last().map(|kv| kv.key.clone());
-            for kv in &page.items {
-                let obj = decode_kv(info, kv)?;
+            for kv in page.items {
+                let stored = StoredObject::from(kv);
+                if predicate.is_everything() {
+                    items.push(ListItem {
+                        stored,
+                        decoded: None,
+                    });
+                    continue;
+                }
+                let obj = stored.decode(info)?;
                 if predicate.matches(&obj) {
-                    items.push(obj);
+                    items.push(ListItem {
+                        stored,
+                        decoded: Some(obj),
+                    });
                 }
             }
             remaining = page.remaining;
@@ -163,12 +255,7 @@ impl Store {
                 metadata["remainingItemCount"] = json!(remaining);
             }
         }
-        Ok(json!({
-            "apiVersion": info.api_version(),
-            "kind": info.list_kind,
-            "metadata": metadata,
-            "items": items,
-        }))
+        Ok(ObjectList { items, metadata })
     }
 
     /// The objects a collection delete removes: every object that passes the selectors.
@@ -234,5 +321,39 @@ mod tests {
         let escaping =
             BASE64.encode(json!({"v": "meta.k8s.io/v1", "rv": 1, "start": "../x"}).to_string());
         assert_eq!(decode_continue(&escaping).unwrap_err().code, 400);
+    }
+
+    #[test]
+    fn json_lists_are_the_parsed_lists_serialized() {
+        let crd = kapi_core::crd::CustomResourceDefinition::parse(&json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.kapi.dev"},
+            "spec": {
+                "group": "example.kapi.dev",
+                "scope": "Namespaced",
+                "names": {"kind": "Widget", "plural": "widgets"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object"}}}]
+            }
+        }))
+        .unwrap();
+        let info = crd.resource_info(&crd.versions[0]);
+        let item = |name: &str, revision| ListItem {
+            stored: StoredObject {
+                value: super::super::codec::encode(&json!({"apiVersion": "example.kapi.dev/v1",
+                    "kind": "Widget", "metadata": {"name": name}, "spec": {"n": 1.5}})),
+                revision,
+            },
+            decoded: None,
+        };
+        for items in [vec![], vec![item("a", 3)], vec![item("a", 3), item("b", 4)]] {
+            let list = ObjectList {
+                items,
+                metadata: json!({"resourceVersion": "9", "continue": "x"}),
+            };
+            let fast: Value = serde_json::from_slice(&list.to_json(&info).unwrap()).unwrap();
+            assert_eq!(fast, list.into_value(&info).unwrap());
+        }
     }
 }

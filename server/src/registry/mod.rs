@@ -20,7 +20,9 @@ use kapi_core::{ObjectStrategy, Registrar};
 use kapi_storage::{Cacher, CacherConfig, Storage};
 use tokio::sync::watch as signal;
 
+pub use codec::StoredObject;
 pub use lifecycle::{Lifecycle, LifecycleError};
+pub use list::{ListItem, ObjectList};
 pub use options::{
     DeleteOptions, FieldValidation, ListOptions, Propagation, WatchOptions, WriteOptions,
 };

@@ -13,7 +13,7 @@ use kapi_storage::{
 use serde_json::{Value, json};
 
 use super::NamespaceLookup;
-use super::codec::{decode, decode_kv, encode};
+use super::codec::{StoredObject, decode, decode_kv, encode};
 use super::keys;
 use super::lifecycle::{Lifecycle, LifecycleError};
 use super::object::{self, finalizers, is_being_deleted, meta_str, set_finalizers, set_meta};
@@ -161,13 +161,25 @@ impl Store {
         name: &str,
         read_at: ReadAt,
     ) -> Result<Value, ApiError> {
+        self.get_stored(namespace, name, read_at)
+            .await?
+            .decode(self.info())
+    }
+
+    /// [`Store::get`], before the object is parsed.
+    pub async fn get_stored(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        read_at: ReadAt,
+    ) -> Result<StoredObject, ApiError> {
         let kv = self
             .storage
             .get(&self.key(namespace, name), read_at)
             .await
             .map_err(|e| self.storage_error(name, &e))?
             .ok_or_else(|| ApiError::not_found(self.info(), name))?;
-        decode_kv(self.info(), &kv)
+        Ok(kv.into())
     }
 
     /// Checks the body's `apiVersion` and `kind` (defaulting them when absent) and its
@@ -227,11 +239,21 @@ impl Store {
         let (Some(lookup), Some(ns)) = (&self.namespaces, namespace) else {
             return Ok(());
         };
-        let kv = self
+        // From the cache, as kube-apiserver's NamespaceLifecycle admission reads its
+        // informer; only a namespace the cache does not know yet is read from storage.
+        let key = lookup.key(ns);
+        let mut kv = self
             .storage
-            .get(&lookup.key(ns), ReadAt::Latest)
+            .get(&key, ReadAt::Any)
             .await
             .map_err(|e| self.storage_error(name, &e))?;
+        if kv.is_none() {
+            kv = self
+                .storage
+                .get(&key, ReadAt::Latest)
+                .await
+                .map_err(|e| self.storage_error(name, &e))?;
+        }
         match kv {
             None => Err(ApiError::namespace_not_found(ns)),
             Some(kv) => {
@@ -346,7 +368,13 @@ impl Store {
                 return Err(self.storage_error(&name, &e));
             }
         };
-        Ok((decode_kv(info, &kv)?, warnings))
+        // What was stored, without parsing it back.
+        set_meta(
+            &mut obj,
+            "resourceVersion",
+            Some(json!(kv.mod_revision.to_string())),
+        );
+        Ok((obj, warnings))
     }
 
     /// Writes a new state computed from the current one by `compute` (update and patch),
@@ -368,6 +396,7 @@ impl Store {
         let key = self.key(namespace, name);
         let mut warnings = Vec::new();
         let mut dry_result = None;
+        let mut written = None;
         let outcome = guaranteed_update_with_ttl(self.storage.as_ref(), &key, self.ttl, |kv| {
             let old = decode_kv(&info, kv)?;
             let mut new = compute(&old)?;
@@ -446,14 +475,27 @@ impl Store {
             {
                 return Ok(Update::Delete);
             }
-            Ok(Update::Write(self.encode(&new)))
+            set_meta(&mut new, "resourceVersion", None);
+            let value = self.encode(&new);
+            written = Some(new);
+            Ok(Update::Write(value))
         })
         .await;
         let obj = match outcome {
             Err(UpdateError::Rejected(e)) => return Err(e),
             Err(UpdateError::Storage(e)) => return Err(self.storage_error(name, &e)),
             Ok(_) if dry_result.is_some() => dry_result.take().expect("checked"),
-            Ok(Updated::Written(kv) | Updated::Kept(kv)) => decode_kv(&info, &kv)?,
+            // What was stored, without parsing it back.
+            Ok(Updated::Written(kv)) => {
+                let mut obj = written.take().expect("a write was computed");
+                set_meta(
+                    &mut obj,
+                    "resourceVersion",
+                    Some(json!(kv.mod_revision.to_string())),
+                );
+                obj
+            }
+            Ok(Updated::Kept(kv)) => decode_kv(&info, &kv)?,
             Ok(Updated::Deleted(d)) => {
                 let obj = decode(&info, &d.prev.value, d.revision)?;
                 self.removed(&obj).await;

@@ -2,15 +2,17 @@
 //! ERROR events, filtered by the watcher's selectors as kube-apiserver's cacher filters
 //! them (an object that stops matching is a DELETED event to that watcher).
 
-use futures_util::StreamExt;
+use std::pin::Pin;
+
+use futures_util::{Stream, StreamExt};
 use kapi_core::ResourceInfo;
-use kapi_storage::{Event, EventKind, ListRequest, ReadAt, StorageError, WatchItem};
+use kapi_storage::{Encodings, Event, EventKind, ListRequest, ReadAt, StorageError, WatchItem};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
 use super::Store;
-use super::codec::decode;
+use super::codec::StoredObject;
 use super::keys;
 use super::list::Predicate;
 use super::options::WatchOptions;
@@ -53,6 +55,47 @@ pub struct WatchEvent {
     pub object: Value,
 }
 
+/// One watch event before its object is parsed: what [`Store::watch_stored`] yields.
+#[derive(Clone, Debug)]
+pub struct StoredWatchEvent {
+    /// What happened.
+    pub type_: WatchEventType,
+    /// The object.
+    pub object: EventObject,
+}
+
+/// The object of a [`StoredWatchEvent`].
+#[derive(Clone, Debug)]
+pub enum EventObject {
+    /// An object from storage, with the memo its encodings are shared in: every
+    /// watcher of a watch cache receives the same storage event, so each wire form of
+    /// it is made once ([`Encodings`]). Within one storage event the event type tells
+    /// which of its values (the new one or, for an object that stopped matching, the
+    /// previous one) this is.
+    Stored(StoredObject, Encodings),
+    /// An object made here: a BOOKMARK's, an ERROR's `Status`, an initial state.
+    Made(Value),
+}
+
+impl StoredWatchEvent {
+    /// The event with its object parsed.
+    pub fn decode(self, info: &ResourceInfo) -> WatchEvent {
+        match self.object {
+            EventObject::Made(object) => WatchEvent {
+                type_: self.type_,
+                object,
+            },
+            EventObject::Stored(stored, _) => match stored.decode(info) {
+                Ok(object) => WatchEvent {
+                    type_: self.type_,
+                    object,
+                },
+                Err(e) => error_event(&e),
+            },
+        }
+    }
+}
+
 /// The annotation on the BOOKMARK that ends a watch-list's initial events.
 pub const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
 
@@ -60,16 +103,21 @@ pub const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
 const INITIAL_PAGE: usize = 500;
 
 /// A watch's events, as a stream that ends when the watch ends.
-pub type EventStream = ReceiverStream<WatchEvent>;
+pub type EventStream = Pin<Box<dyn Stream<Item = WatchEvent> + Send>>;
 
-fn bookmark(info: &ResourceInfo, revision: i64, initial_end: bool) -> WatchEvent {
+/// A watch's events before their objects are parsed.
+pub type StoredEventStream = ReceiverStream<StoredWatchEvent>;
+
+fn bookmark(info: &ResourceInfo, revision: i64, initial_end: bool) -> StoredWatchEvent {
     let mut metadata = json!({ "resourceVersion": revision.to_string() });
     if initial_end {
         metadata["annotations"] = json!({ INITIAL_EVENTS_END: "true" });
     }
-    WatchEvent {
+    StoredWatchEvent {
         type_: WatchEventType::Bookmark,
-        object: json!({ "kind": info.kind, "apiVersion": info.api_version(), "metadata": metadata }),
+        object: EventObject::Made(
+            json!({ "kind": info.kind, "apiVersion": info.api_version(), "metadata": metadata }),
+        ),
     }
 }
 
@@ -80,19 +128,50 @@ fn error_event(e: &ApiError) -> WatchEvent {
     }
 }
 
+fn stored_error_event(e: &ApiError) -> StoredWatchEvent {
+    StoredWatchEvent {
+        type_: WatchEventType::Error,
+        object: EventObject::Made(e.to_status()),
+    }
+}
+
 /// Turns one storage event into what a watcher with `predicate` sees, if anything.
+/// Without selectors nothing is parsed.
 fn translate(
     info: &ResourceInfo,
     predicate: &Predicate,
     event: &Event,
-) -> Result<Option<WatchEvent>, ApiError> {
-    let cur = decode(info, &event.value, event.revision)?;
-    let prev = match &event.prev_value {
-        Some(p) => Some(decode(info, p, event.revision)?),
+) -> Result<Option<StoredWatchEvent>, ApiError> {
+    let stored = |value: &bytes::Bytes| {
+        EventObject::Stored(
+            StoredObject {
+                value: value.clone(),
+                revision: event.revision,
+            },
+            event.encodings.clone(),
+        )
+    };
+    let cur = stored(&event.value);
+    if predicate.is_everything() {
+        let type_ = match event.kind {
+            EventKind::Created => WatchEventType::Added,
+            EventKind::Modified => WatchEventType::Modified,
+            EventKind::Deleted => WatchEventType::Deleted,
+        };
+        return Ok(Some(StoredWatchEvent { type_, object: cur }));
+    }
+    let matches = |value: &bytes::Bytes| -> Result<bool, ApiError> {
+        let obj = StoredObject {
+            value: value.clone(),
+            revision: event.revision,
+        };
+        Ok(predicate.matches(&obj.decode(info)?))
+    };
+    let cur_matches = matches(&event.value)?;
+    let prev_matches = match &event.prev_value {
+        Some(p) => Some(matches(p)?),
         None => None,
     };
-    let cur_matches = predicate.matches(&cur);
-    let prev_matches = prev.as_ref().map(|p| predicate.matches(p));
     let (type_, object) = match event.kind {
         EventKind::Created if cur_matches => (WatchEventType::Added, cur),
         EventKind::Deleted if cur_matches => (WatchEventType::Deleted, cur),
@@ -100,12 +179,15 @@ fn translate(
             (true, true) => (WatchEventType::Modified, cur),
             (true, false) => (WatchEventType::Added, cur),
             // The previous state, at the revision of the change, as the cacher sends it.
-            (false, true) => (WatchEventType::Deleted, prev.unwrap_or(cur)),
+            (false, true) => (
+                WatchEventType::Deleted,
+                event.prev_value.as_ref().map(stored).unwrap_or(cur),
+            ),
             (false, false) => return Ok(None),
         },
         _ => return Ok(None),
     };
-    Ok(Some(WatchEvent { type_, object }))
+    Ok(Some(StoredWatchEvent { type_, object }))
 }
 
 impl Store {
@@ -116,6 +198,17 @@ impl Store {
         namespace: Option<&str>,
         opts: &WatchOptions,
     ) -> Result<EventStream, ApiError> {
+        let info = self.info().clone();
+        let events = self.watch_stored(namespace, opts).await?;
+        Ok(Box::pin(events.map(move |event| event.decode(&info))))
+    }
+
+    /// [`Store::watch`], before the objects are parsed.
+    pub async fn watch_stored(
+        &self,
+        namespace: Option<&str>,
+        opts: &WatchOptions,
+    ) -> Result<StoredEventStream, ApiError> {
         let info = self.info().clone();
         let predicate = Predicate::new(
             &info,
@@ -141,7 +234,7 @@ impl Store {
                 {
                     Ok(revision) => after = revision,
                     Err(e) => {
-                        let _ = tx.send(error_event(&e)).await;
+                        let _ = tx.send(stored_error_event(&e)).await;
                         return;
                     }
                 }
@@ -156,7 +249,7 @@ impl Store {
                 Ok(s) => s,
                 Err(e) => {
                     let _ = tx
-                        .send(error_event(&ApiError::from_storage(&info, "", &e)))
+                        .send(stored_error_event(&ApiError::from_storage(&info, "", &e)))
                         .await;
                     return;
                 }
@@ -166,14 +259,14 @@ impl Store {
                     Ok(WatchItem::Event(ev)) => match translate(&info, &predicate, &ev) {
                         Ok(Some(e)) => e,
                         Ok(None) => continue,
-                        Err(e) => error_event(&e),
+                        Err(e) => stored_error_event(&e),
                     },
                     Ok(WatchItem::Progress(rev)) if opts.allow_bookmarks => {
                         bookmark(&info, rev, false)
                     }
                     Ok(WatchItem::Progress(_)) => continue,
                     Err(e @ StorageError::Expired { .. }) => {
-                        error_event(&ApiError::from_storage(&info, "", &e))
+                        stored_error_event(&ApiError::from_storage(&info, "", &e))
                     }
                     // The backend lost the thread (etcd restarted, watcher too slow):
                     // end the watch; the client resumes from its last resourceVersion.
@@ -199,7 +292,7 @@ async fn initial_events(
     storage: &dyn kapi_storage::Storage,
     prefix: &str,
     read_at: ReadAt,
-    tx: &mpsc::Sender<WatchEvent>,
+    tx: &mpsc::Sender<StoredWatchEvent>,
 ) -> Result<i64, ApiError> {
     let mut request = ListRequest {
         prefix: prefix.to_string(),
@@ -213,16 +306,24 @@ async fn initial_events(
             .await
             .map_err(|e| ApiError::from_storage(info, "", &e))?;
         for kv in &page.items {
-            let obj = decode(info, &kv.value, kv.mod_revision)?;
-            if predicate.matches(&obj)
-                && tx
-                    .send(WatchEvent {
-                        type_: WatchEventType::Added,
-                        object: obj,
-                    })
-                    .await
-                    .is_err()
-            {
+            let stored = StoredObject {
+                value: kv.value.clone(),
+                revision: kv.mod_revision,
+            };
+            let object = if predicate.is_everything() {
+                EventObject::Stored(stored, Encodings::default())
+            } else {
+                let obj = stored.decode(info)?;
+                if !predicate.matches(&obj) {
+                    continue;
+                }
+                EventObject::Made(obj)
+            };
+            let event = StoredWatchEvent {
+                type_: WatchEventType::Added,
+                object,
+            };
+            if tx.send(event).await.is_err() {
                 return Ok(page.revision);
             }
         }
