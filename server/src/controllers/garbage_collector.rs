@@ -8,18 +8,21 @@
 //! - an owner being deleted with the `orphan` finalizer has its owner reference removed
 //!   from every dependent, then loses the finalizer.
 //!
-//! It keeps a graph of every object's uid and owners, fed by one watch per resource,
-//! and sweeps it after changes (batched) and on a timer.
+//! It keeps the uid of every object, and the owners of every object that has any (or
+//! is being deleted), fed by one watch per resource that parses only each object's
+//! metadata, and sweeps it after changes (batched) and on a timer. An object without
+//! owners costs the collector a 16-byte key, not a copy of its metadata.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
 use crate::registry::object::{finalizers, is_being_deleted, meta_str};
+use crate::registry::watch::{EventObject, StoredWatchEvent};
 use crate::registry::{
     DeleteOptions, Propagation, Registry, Store, Subresource, WatchEvent, WatchEventType,
     WatchOptions, WriteOptions,
@@ -79,11 +82,34 @@ impl Node {
             finalizers: finalizers(obj),
         }
     }
+
+    /// Whether the sweep has anything to decide about this object.
+    fn matters(&self) -> bool {
+        !self.owners.is_empty() || self.deleting
+    }
+}
+
+/// The key of a uid in [`Graph::present`]: the UUID itself, or a 128-bit hash of a uid
+/// that is not one.
+fn uid_key(uid: &str) -> u128 {
+    use std::hash::{Hash, Hasher};
+    if let Ok(uuid) = uuid::Uuid::parse_str(uid) {
+        return uuid.as_u128();
+    }
+    let half = |salt: u8| {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        (salt, uid).hash(&mut hasher);
+        hasher.finish() as u128
+    };
+    (half(1) << 64) | half(2)
 }
 
 /// The objects and their owners.
 #[derive(Default)]
 struct Graph {
+    /// Every object's uid, with the store it is in.
+    present: HashMap<u128, usize>,
+    /// The objects the sweep decides about: with owners, or being deleted.
     nodes: HashMap<String, Node>,
     /// Stores whose initial state has arrived.
     synced: HashSet<usize>,
@@ -102,6 +128,7 @@ impl Graph {
         match message {
             Message::Event(store, event) => self.apply(store, &event),
             Message::Reset(store) => {
+                self.present.retain(|_, s| *s != store);
                 self.nodes.retain(|_, n| n.store != store);
                 self.synced.remove(&store);
             }
@@ -112,10 +139,16 @@ impl Graph {
         let uid = meta_str(&event.object, "uid").to_string();
         match event.type_ {
             WatchEventType::Added | WatchEventType::Modified if !uid.is_empty() => {
-                self.nodes
-                    .insert(uid, Node::from_object(store, &event.object));
+                self.present.insert(uid_key(&uid), store);
+                let node = Node::from_object(store, &event.object);
+                if node.matters() {
+                    self.nodes.insert(uid, node);
+                } else {
+                    self.nodes.remove(&uid);
+                }
             }
             WatchEventType::Deleted => {
+                self.present.remove(&uid_key(&uid));
                 self.nodes.remove(&uid);
             }
             WatchEventType::Bookmark => {
@@ -255,7 +288,8 @@ async fn feed(
             send_initial_events: resume.is_none(),
             ..WatchOptions::default()
         };
-        let mut events = match store.watch(None, &opts).await {
+        let info = store.info().clone();
+        let mut events = match store.watch_stored(None, &opts).await {
             Ok(e) => e,
             Err(_) => {
                 tokio::time::sleep(Duration::from_secs(1)).await;
@@ -263,6 +297,9 @@ async fn feed(
             }
         };
         while let Some(event) = events.next().await {
+            let Some(event) = metadata_only(&info, event) else {
+                continue;
+            };
             if event.type_ == WatchEventType::Error {
                 resume = None; // expired: start over with the current state
                 break;
@@ -279,6 +316,40 @@ async fn feed(
             }
         }
     }
+}
+
+/// The event with only the object's `metadata` (and for BOOKMARK and ERROR events,
+/// their whole object): the collector needs nothing else, and skipping the rest of a
+/// stored object is much cheaper than building it. `None` for an object that cannot be
+/// read (it is left alone).
+fn metadata_only(info: &kapi_core::ResourceInfo, event: StoredWatchEvent) -> Option<WatchEvent> {
+    #[derive(serde::Deserialize)]
+    struct Envelope {
+        #[serde(default)]
+        metadata: Value,
+    }
+    let object = match event.object {
+        EventObject::Made(object) => object,
+        EventObject::Stored(stored, _) => match serde_json::from_slice::<Envelope>(&stored.value) {
+            Ok(Envelope { mut metadata }) => {
+                if let Some(meta) = metadata.as_object_mut() {
+                    meta.insert(
+                        "resourceVersion".into(),
+                        Value::from(stored.revision.to_string()),
+                    );
+                }
+                json!({ "metadata": metadata })
+            }
+            Err(e) => {
+                tracing::warn!(resource = %info.plural, error = %e, "garbage collector: unreadable object");
+                return None;
+            }
+        },
+    };
+    Some(WatchEvent {
+        type_: event.type_,
+        object,
+    })
 }
 
 /// One pass over the graph: every decision, then the writes. Nodes of a store that
@@ -320,7 +391,7 @@ async fn sweep(feeds: &Feeds, graph: &Graph) {
             let alive = node
                 .owners
                 .iter()
-                .filter(|o| graph.nodes.contains_key(&o.uid))
+                .filter(|o| graph.present.contains_key(&uid_key(&o.uid)))
                 .count();
             if alive == 0 {
                 delete(store, node, Propagation::Background).await;

@@ -124,6 +124,9 @@ impl Registry {
         prefix: &str,
         options: &StoreOptions,
     ) -> Self {
+        // Every namespaced create looks its namespace up: through the namespaces' own
+        // watch cache, made here so that the lookup and the namespaces store share it.
+        let mut served = Served::default();
         let namespaces = resources
             .strategies()
             .iter()
@@ -132,10 +135,17 @@ impl Registry {
                 i.group.is_empty() && i.plural == "namespaces"
             })
             .map(|s| {
-                Arc::new(NamespaceLookup::new(keys::resource_prefix(
+                let prefix = keys::resource_prefix(prefix, s.info());
+                let cache: Arc<dyn Storage> = Arc::new(Cacher::new(
+                    storage.clone(),
+                    &prefix,
+                    CacherConfig::default(),
+                ));
+                served.caches.insert(prefix.clone(), cache.clone());
+                Arc::new(NamespaceLookup {
                     prefix,
-                    s.info(),
-                )))
+                    storage: cache,
+                })
             });
         let mut registry = Self {
             storage,
@@ -146,7 +156,6 @@ impl Registry {
             served: RwLock::new(Arc::new(Served::default())),
             generation: signal::Sender::new(0),
         };
-        let mut served = Served::default();
         let mut by_resource: BTreeMap<(String, String), Vec<Arc<dyn ObjectStrategy>>> =
             BTreeMap::new();
         for strategy in resources.strategies() {
@@ -357,11 +366,14 @@ fn is_resource(info: &kapi_core::ResourceInfo, group: &str, plural: &str) -> boo
 /// NamespaceLifecycle admission).
 pub struct NamespaceLookup {
     prefix: String,
+    /// The namespaces' watch cache.
+    storage: Arc<dyn Storage>,
 }
 
 impl NamespaceLookup {
-    fn new(prefix: String) -> Self {
-        Self { prefix }
+    /// The storage namespaces are read from (their watch cache).
+    pub fn storage(&self) -> &dyn Storage {
+        self.storage.as_ref()
     }
 
     /// The storage key of namespace `name`.

@@ -242,14 +242,14 @@ impl Store {
         // From the cache, as kube-apiserver's NamespaceLifecycle admission reads its
         // informer; only a namespace the cache does not know yet is read from storage.
         let key = lookup.key(ns);
-        let mut kv = self
-            .storage
+        let mut kv = lookup
+            .storage()
             .get(&key, ReadAt::Any)
             .await
             .map_err(|e| self.storage_error(name, &e))?;
         if kv.is_none() {
-            kv = self
-                .storage
+            kv = lookup
+                .storage()
                 .get(&key, ReadAt::Latest)
                 .await
                 .map_err(|e| self.storage_error(name, &e))?;
