@@ -11,14 +11,34 @@ use std::sync::Arc;
 
 use crate::interface::{Event, EventKind, KeyValue, ListRequest, ListResponse, Revision};
 
+/// A key's state without the key.
+#[derive(Clone, Debug)]
+struct Cached {
+    value: bytes::Bytes,
+    create_revision: Revision,
+    mod_revision: Revision,
+}
+
+impl Cached {
+    fn with_key(&self, key: &str) -> KeyValue {
+        KeyValue {
+            key: key.to_string(),
+            value: self.value.clone(),
+            create_revision: self.create_revision,
+            mod_revision: self.mod_revision,
+        }
+    }
+}
+
 /// The cached keys and the event window.
 #[derive(Debug, Default)]
 pub(super) struct State {
     /// Whether a list has filled the state at least once (before that, nothing can be
     /// served from memory).
     initialised: bool,
-    /// Key → current state, for every key under the cached prefix.
-    items: BTreeMap<String, KeyValue>,
+    /// Key → current state, for every key under the cached prefix (the key is kept
+    /// once, as the map's).
+    items: BTreeMap<String, Cached>,
     /// The latest events under the cached prefix, in revision order.
     window: VecDeque<Arc<Event>>,
     /// The most events `window` keeps.
@@ -63,7 +83,17 @@ impl State {
     /// Replaces everything with a fresh list taken at `revision`. The window starts
     /// empty: nothing before `revision` can be replayed from memory any more.
     pub fn reset(&mut self, items: Vec<KeyValue>, revision: Revision) {
-        self.items = items.into_iter().map(|kv| (kv.key.clone(), kv)).collect();
+        self.items = items
+            .into_iter()
+            .map(|kv| {
+                let cached = Cached {
+                    value: kv.value,
+                    create_revision: kv.create_revision,
+                    mod_revision: kv.mod_revision,
+                };
+                (kv.key, cached)
+            })
+            .collect();
         self.window.clear();
         self.window_start = revision;
         self.revision = revision;
@@ -89,8 +119,7 @@ impl State {
                 };
                 self.items.insert(
                     event.key.clone(),
-                    KeyValue {
-                        key: event.key.clone(),
+                    Cached {
                         value: event.value.clone(),
                         create_revision,
                         mod_revision: event.revision,
@@ -132,7 +161,7 @@ impl State {
 
     /// The current state of `key`.
     pub fn get(&self, key: &str) -> Option<KeyValue> {
-        self.items.get(key).cloned()
+        self.items.get(key).map(|cached| cached.with_key(key))
     }
 
     /// A list at the state's revision, with the same prefix, `start_key`, `limit` and
@@ -155,7 +184,7 @@ impl State {
                 break;
             }
             if items.len() < limit {
-                items.push(kv.clone());
+                items.push(kv.with_key(key));
             } else {
                 remaining += 1;
             }
