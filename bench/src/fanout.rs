@@ -41,8 +41,9 @@ pub struct FanOut {
     pub rate: u32,
     /// How long the writer writes.
     pub duration: Duration,
-    /// How long watchers may still take after the last acknowledgement; events not
-    /// read by then are missed.
+    /// How long acknowledgements and events may still take after the last write was
+    /// started; writes not acknowledged by then are errors, events not read are
+    /// missed.
     pub drain: Duration,
     /// How many watches are being opened at once.
     pub open_concurrency: usize,
@@ -115,6 +116,8 @@ pub struct FanOutMeasured {
     pub missed: u64,
     /// From the first write until the last event was read.
     pub delivery_span: Duration,
+    /// How long opening every watch took (set by the target that opened them).
+    pub opened_in: Duration,
 }
 
 impl FanOutMeasured {
@@ -199,19 +202,36 @@ where
             (begun, outcome, Instant::now())
         }));
     }
+    // Everything — acknowledgements, events — must arrive within `drain` of the last
+    // scheduled write; what has not by then is an error (a write) or missed (an
+    // event), so that a server that cannot keep up bounds the run instead of
+    // stretching it.
+    let deadline = started + period * writes as u32 + spec.drain;
     let mut recorder = Recorder::new();
     let mut write_latency = Recorder::new();
     let mut acks: Vec<Option<Instant>> = vec![None; writes];
-    for (i, task) in in_flight.into_iter().enumerate() {
-        match task.await {
-            Ok((begun, Ok(()), acked)) => {
+    let mut unacknowledged = 0;
+    for (i, mut task) in in_flight.into_iter().enumerate() {
+        match tokio::time::timeout_at(deadline, &mut task).await {
+            Ok(Ok((begun, Ok(()), acked))) => {
                 write_latency.record(acked - begun);
                 acks[i] = Some(acked);
             }
-            Ok((_, Err(e), _)) => recorder.record_error(format!("write {i}: {e}")),
-            Err(e) => recorder.record_error(format!("write {i}: {e}")),
+            Ok(Ok((_, Err(e), _))) => recorder.record_error(format!("write {i}: {e}")),
+            Ok(Err(e)) => recorder.record_error(format!("write {i}: {e}")),
+            Err(_) => {
+                task.abort();
+                unacknowledged += 1;
+            }
         }
     }
+    recorder.record_errors(
+        unacknowledged,
+        format!(
+            "{unacknowledged} of {writes} writes not acknowledged within {:?} of the last one's start",
+            spec.drain
+        ),
+    );
     let first_ack = acks.iter().flatten().min().copied();
     let last_ack = acks.iter().flatten().max().copied();
     let acked = acks.iter().flatten().count();
@@ -222,9 +242,8 @@ where
         _ => 0.0,
     };
 
-    // Watchers that read everything end on their own; the others get until
-    // `drain` after the last acknowledgement.
-    let deadline = last_ack.unwrap_or_else(Instant::now) + spec.drain;
+    // Watchers that read everything end on their own; the others are stopped at the
+    // deadline.
     let mut finished: Vec<Result<Arrivals, String>> = Vec::with_capacity(watchers.len());
     let mut late = Vec::new();
     for mut task in watchers {
@@ -287,5 +306,6 @@ where
         delivered,
         missed,
         delivery_span: last_read.saturating_duration_since(started),
+        opened_in: Duration::ZERO,
     }
 }

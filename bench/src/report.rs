@@ -152,9 +152,10 @@ impl FanOutRow {
         let m = &self.measured;
         let s = m.summary();
         let mut line = format!(
-            "{:<18} watch fan-out W={:<6} writes {}/s nominal, {:.1}/s acked  {:>9.0} events/s  p50 {}  p99 {}  max {}  missed {}  errors {}",
+            "{:<18} watch fan-out W={:<6} opened in {:.1} s, writes {}/s nominal, {:.1}/s acked  {:>9.0} events/s  p50 {}  p99 {}  max {}  missed {}  errors {}",
             self.system.to_string(),
             m.spec.watchers,
+            m.opened_in.as_secs_f64(),
             m.spec.rate,
             m.acked_rate,
             s.ops_per_sec,

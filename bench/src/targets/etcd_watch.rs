@@ -27,6 +27,7 @@ pub async fn fan_out(endpoint: &str, spec: FanOut, round: usize) -> Result<FanOu
         .ok_or("an etcd reply without a header")?;
     let writes = spec.writes();
     let (done_tx, done_rx) = watch::channel(false);
+    let opening = Instant::now();
     let watchers = {
         let client = client.clone();
         let prefix = prefix.clone();
@@ -53,20 +54,21 @@ pub async fn fan_out(endpoint: &str, spec: FanOut, round: usize) -> Result<FanOu
         })
         .await?
     };
-    Ok(
-        fanout::run(spec, watchers, done_tx, move |i| -> WriteFuture {
-            let mut client = client.clone();
-            let key = format!("{prefix}{i}");
-            Box::pin(async move {
-                client
-                    .put(key, value(), None)
-                    .await
-                    .map(drop)
-                    .map_err(|e| format!("etcd put: {e}"))
-            })
+    let opened_in = opening.elapsed();
+    let mut measured = fanout::run(spec, watchers, done_tx, move |i| -> WriteFuture {
+        let mut client = client.clone();
+        let key = format!("{prefix}{i}");
+        Box::pin(async move {
+            client
+                .put(key, value(), None)
+                .await
+                .map(drop)
+                .map_err(|e| format!("etcd put: {e}"))
         })
-        .await,
-    )
+    })
+    .await;
+    measured.opened_in = opened_in;
+    Ok(measured)
 }
 
 /// Reads events until all `writes` arrived, the stream ends or `done` turns true (or

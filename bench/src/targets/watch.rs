@@ -35,6 +35,7 @@ pub async fn fan_out(
     let prefix = Arc::<str>::from(format!("{NAME_PREFIX}{round}-"));
     let timeout_seconds = (spec.duration + spec.drain).as_secs() + 120;
     let (done_tx, done_rx) = watch::channel(false);
+    let opening = Instant::now();
     let watchers = fanout::open_watchers(spec.watchers, spec.open_concurrency, move |_| {
         let start_rv = start_rv.clone();
         let prefix = prefix.clone();
@@ -45,15 +46,16 @@ pub async fn fan_out(
         }
     })
     .await?;
+    let opened_in = opening.elapsed();
     let prefix = format!("{NAME_PREFIX}{round}-");
-    Ok(
-        fanout::run(spec, watchers, done_tx, move |i| -> WriteFuture {
-            let writer = writer.clone();
-            let name = format!("{prefix}{i}");
-            Box::pin(async move { create(&writer, NAMESPACE, &name).await.map(drop) })
-        })
-        .await,
-    )
+    let mut measured = fanout::run(spec, watchers, done_tx, move |i| -> WriteFuture {
+        let writer = writer.clone();
+        let name = format!("{prefix}{i}");
+        Box::pin(async move { create(&writer, NAMESPACE, &name).await.map(drop) })
+    })
+    .await;
+    measured.opened_in = opened_in;
+    Ok(measured)
 }
 
 /// The list's resourceVersion: where the watches start.
