@@ -72,7 +72,11 @@ pub fn write(results: &Results, dir: &Path) -> Result<Vec<PathBuf>, String> {
 }
 
 /// The series, in legend order.
-const SERIES: [&str; 3] = ["kapi (embedded)", "kapi (etcd)", "limit"];
+const SERIES: [&str; 3] = [
+    "kapi (embedded)",
+    "kapi (etcd)",
+    "limit (raw etcd, or bare hyper for rv=0 reads)",
+];
 
 fn colour(series: usize) -> RGBColor {
     [
@@ -195,6 +199,7 @@ fn draw(
         .disable_x_mesh()
         .x_labels(groups.len())
         .x_label_formatter(&formatter)
+        .y_label_formatter(&|v: &f64| format!("{v}"))
         .y_desc(unit)
         .label_style(("sans-serif", 13))
         .draw()?;

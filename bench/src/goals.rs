@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use crate::client::Transport;
-use crate::report::{Limit, Results, ratios};
+use crate::report::{Limit, Results, System, ratios};
 use crate::run::Backend;
 use crate::stats::Millis;
 use crate::targets::kapi_http::Operation;
@@ -153,7 +153,19 @@ fn cached_reads(results: &Results, clients: &[usize], goals: &mut Vec<Goal>) {
                     _ => Limit::BaselineGet(transport),
                 };
                 let mut figures = Figures::new();
-                for &c in clients {
+                // Lists run at client counts of their own.
+                let mut measured: Vec<usize> = results
+                    .rows
+                    .iter()
+                    .filter(|r| {
+                        r.cell.system == System::Kapi(backend) && r.cell.kapi == Some(operation)
+                    })
+                    .map(|r| r.cell.clients)
+                    .chain(clients.iter().copied())
+                    .collect();
+                measured.sort_unstable();
+                measured.dedup();
+                for c in measured {
                     let (Some(ours), Some(theirs)) = (
                         results.kapi(backend, operation, transport, c),
                         results.limit(limit, c),
@@ -195,7 +207,7 @@ fn list_serialisation(results: &Results, goals: &mut Vec<Goal>) {
                 .rows
                 .iter()
                 .filter(|r| {
-                    r.cell.system == crate::report::System::Kapi(backend)
+                    r.cell.system == System::Kapi(backend)
                         && r.cell.kapi == Some(list)
                         && r.cell.transport == transport.to_string()
                 })
@@ -230,7 +242,7 @@ fn watch(results: &Results, goals: &mut Vec<Goal>) {
         let largest = results
             .fan_outs
             .iter()
-            .filter(|f| f.system == crate::report::System::Kapi(backend))
+            .filter(|f| f.system == System::Kapi(backend))
             .max_by_key(|f| f.measured.spec.watchers);
         if let Some(row) = largest {
             let m = &row.measured;
