@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
+use kapi_bench::client::Transport;
 use kapi_bench::machine::Machine;
 use kapi_bench::report::{self, Results};
 use kapi_bench::run::{Backend, Config, ListPlan};
@@ -62,7 +63,7 @@ struct MatrixArgs {
     /// Client counts of the single-object operations, comma-separated [default: 1,16,64].
     #[arg(long, value_delimiter = ',')]
     clients: Option<Vec<usize>>,
-    /// Measured time per cell, e.g. `2s` or `500ms` [default: 2s].
+    /// Measured time per cell, e.g. `2s` or `500ms` [default: 1500ms].
     #[arg(long, value_parser = parse_duration)]
     duration: Option<Duration>,
     /// Unrecorded warm-up per cell [default: 500ms].
@@ -70,7 +71,7 @@ struct MatrixArgs {
     warmup: Option<Duration>,
     /// A list size and its client counts, `OBJECTS=C,C,…` or `OBJECTS` (the
     /// single-object client counts); repeat for several [default: 100=1,16,64
-    /// 1000=1,16 10000=1].
+    /// 1000=1,16 10000=1 (3 s per cell)].
     #[arg(long = "list", value_parser = parse_list_plan)]
     lists: Vec<ListPlan>,
     /// Watcher counts of the watch fan-outs, comma-separated [default: 100,10000].
@@ -82,9 +83,19 @@ struct MatrixArgs {
     /// How long the fan-out's writer writes [default: 2s].
     #[arg(long, value_parser = parse_duration)]
     watch_duration: Option<Duration>,
+    /// How long acknowledgements and events may lag behind the fan-out's last write
+    /// before they count as errors [default: 10s].
+    #[arg(long, value_parser = parse_duration)]
+    watch_drain: Option<Duration>,
     /// Objects loaded for the memory measurement, 0 for none [run: 0; all: 100000].
     #[arg(long)]
     memory_objects: Option<usize>,
+    /// Concurrent creates that fill kapi (lists, memory) [default: 64].
+    #[arg(long)]
+    loader_clients: Option<usize>,
+    /// How the creates that fill kapi travel [default: http2].
+    #[arg(long, value_enum)]
+    loader_transport: Option<Transport>,
     /// Leaves raw etcd out.
     #[arg(long)]
     no_etcd_limits: bool,
@@ -145,8 +156,17 @@ impl MatrixArgs {
         if let Some(duration) = self.watch_duration {
             config.watch_duration = duration;
         }
+        if let Some(drain) = self.watch_drain {
+            config.watch_drain = drain;
+        }
         if let Some(objects) = self.memory_objects {
             config.memory_objects = (objects > 0).then_some(objects);
+        }
+        if let Some(clients) = self.loader_clients {
+            config.loader.clients = clients;
+        }
+        if let Some(transport) = self.loader_transport {
+            config.loader.transport = transport;
         }
         if self.no_etcd_limits {
             config.etcd_limits = false;
@@ -320,7 +340,11 @@ fn parse_list_plan(text: &str) -> Result<ListPlan, String> {
                 .map_err(|_| format!("not a client count in {text:?}"))
         })
         .collect::<Result<_, _>>()?;
-    Ok(ListPlan { objects, clients })
+    Ok(ListPlan {
+        objects,
+        clients,
+        duration: None,
+    })
 }
 
 #[cfg(test)]
@@ -342,14 +366,16 @@ mod tests {
             parse_list_plan("1000=1,16"),
             Ok(ListPlan {
                 objects: 1000,
-                clients: vec![1, 16]
+                clients: vec![1, 16],
+                duration: None,
             })
         );
         assert_eq!(
             parse_list_plan("100"),
             Ok(ListPlan {
                 objects: 100,
-                clients: vec![]
+                clients: vec![],
+                duration: None,
             })
         );
         assert!(parse_list_plan("x=1").is_err());

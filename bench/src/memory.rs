@@ -16,7 +16,7 @@ use crate::client::{Client, Transport};
 use crate::report::{MemoryRow, Restart};
 use crate::run::Backend;
 use crate::server::{KapiProcess, Storage};
-use crate::targets::kapi_http::{collection_path, get_widget, load_widgets};
+use crate::targets::kapi_http::{Loader, collection_path, get_widget, load_widgets};
 
 /// The namespace the objects are loaded into.
 const NAMESPACE: &str = "bench-memory";
@@ -30,13 +30,13 @@ const ETCD_PREFIX: &str = "/kapi-bench-memory";
 const SETTLE: Duration = Duration::from_millis(500);
 
 /// Measures kapi on `backend` (etcd at `etcd_endpoint` for the etcd backend) with
-/// `objects` widgets loaded by `clients` concurrent clients over HTTP/2.
+/// `objects` widgets loaded by `loader`.
 pub async fn measure(
     kapi: &Path,
     backend: Backend,
     etcd_endpoint: Option<&str>,
     objects: usize,
-    clients: usize,
+    loader: Loader,
 ) -> Result<MemoryRow, String> {
     let storage = match backend {
         Backend::Embedded => Storage::default(),
@@ -52,14 +52,7 @@ pub async fn measure(
     let mut process = KapiProcess::start(kapi, storage).await?;
     tokio::time::sleep(SETTLE).await;
     let idle = process.memory()?;
-    let load_time = load_widgets(
-        process.addr(),
-        NAMESPACE,
-        objects,
-        clients,
-        Transport::Http2,
-    )
-    .await?;
+    let load_time = load_widgets(process.addr(), NAMESPACE, objects, loader).await?;
     // A read with resourceVersion=0 waits until the cache holds every write made
     // through kapi (read-your-writes), so this one sees the whole load cached.
     let client = Client::connect(process.addr(), Transport::Http1).await?;

@@ -28,7 +28,7 @@ use crate::report::{Cell, FanOutRow, Limit, Results, Row, System};
 use crate::server::{self, KapiProcess};
 use crate::targets::baseline::{Baseline, OBJECT_PATH, list_path};
 use crate::targets::embedded::{Operation as StoreOperation, RawEmbedded};
-use crate::targets::kapi_http::{KapiHttp, Operation};
+use crate::targets::kapi_http::{KapiHttp, Loader, Operation};
 use crate::targets::watch;
 
 /// The storage kapi runs on.
@@ -69,6 +69,9 @@ pub struct ListPlan {
     pub objects: usize,
     /// Client counts.
     pub clients: Vec<usize>,
+    /// The measured time of its cells, when not the run's (a few lists of 10,000 take
+    /// a second; their median needs more of them).
+    pub duration: Option<Duration>,
 }
 
 /// What one run measures.
@@ -80,6 +83,9 @@ pub struct Config {
     pub backends: Vec<Backend>,
     /// The client counts of the single-object operations, each a row.
     pub clients: Vec<usize>,
+    /// Single-object operations measured over HTTP/1.1 only (the others run over both
+    /// transports).
+    pub http1_only: Vec<Operation>,
     /// Warm-up, duration and per-call timeout of each cell.
     pub load: Load,
     /// The list sizes.
@@ -103,52 +109,61 @@ pub struct Config {
     pub baseline: bool,
     /// Objects the memory measurement loads (`None`: no memory measurement).
     pub memory_objects: Option<usize>,
-    /// Concurrent creates when kapi is filled (lists, memory).
-    pub loader_clients: usize,
+    /// How kapi is filled (lists, memory).
+    pub loader: Loader,
     /// Serialisations the serialisation reference is the median of.
     pub serialization_runs: usize,
 }
 
 impl Config {
     /// The matrix, sized to finish in under 10 minutes on two cores: 1, 16 and
-    /// 64 clients, 2 s per cell after 0.5 s of warm-up; lists of 100 (1, 16, 64
-    /// clients), 1,000 (1, 16) and 10,000 (1); 100 and 10,000 watchers at 100
-    /// writes/s for 2 s; 100,000 objects for memory and restart; every backend this
-    /// build has.
+    /// 64 clients, 1.5 s per cell after 0.5 s of warm-up, patch and delete over
+    /// HTTP/1.1 only; lists of 100 (1, 16, 64 clients), 1,000 (1, 16) and 10,000 (1,
+    /// 3 s); 100 and 10,000 watchers at 100 writes/s for 2 s, 10 s to drain; 100,000
+    /// objects for memory and restart; every backend this build has.
     pub fn full(kapi: PathBuf) -> Self {
         Self {
             kapi,
             backends: Backend::available(),
             clients: vec![1, 16, 64],
+            // Writes are bound by the storage, not the transport; the targets'
+            // writes (create, update) and every read still run over both.
+            http1_only: vec![Operation::Patch, Operation::Delete],
             load: Load {
                 warmup: Duration::from_millis(500),
-                duration: Duration::from_secs(2),
+                duration: Duration::from_millis(1500),
                 timeout: Duration::from_secs(10),
             },
             lists: vec![
                 ListPlan {
                     objects: 100,
                     clients: vec![1, 16, 64],
+                    duration: None,
                 },
                 ListPlan {
                     objects: 1000,
                     clients: vec![1, 16],
+                    duration: None,
                 },
                 ListPlan {
                     objects: 10_000,
                     clients: vec![1],
+                    duration: Some(Duration::from_secs(3)),
                 },
             ],
             watchers: vec![100, 10_000],
             watch_rate: 100,
             watch_duration: Duration::from_secs(2),
-            watch_drain: Duration::from_secs(20),
+            watch_drain: Duration::from_secs(10),
             watch_open_concurrency: 64,
             etcd_limits: cfg!(feature = "etcd"),
             store_limits: true,
             baseline: true,
             memory_objects: Some(100_000),
-            loader_clients: 64,
+            loader: Loader {
+                clients: 64,
+                transport: Transport::Http2,
+            },
             serialization_runs: 20,
         }
     }
@@ -159,6 +174,7 @@ impl Config {
     pub fn smoke(kapi: PathBuf) -> Self {
         Self {
             clients: vec![2],
+            http1_only: Vec::new(),
             load: Load {
                 warmup: Duration::from_millis(100),
                 duration: Duration::from_millis(300),
@@ -168,10 +184,12 @@ impl Config {
                 ListPlan {
                     objects: 5,
                     clients: vec![2],
+                    duration: None,
                 },
                 ListPlan {
                     objects: 20,
                     clients: vec![1],
+                    duration: None,
                 },
             ],
             watchers: vec![3],
@@ -179,9 +197,29 @@ impl Config {
             watch_duration: Duration::from_millis(300),
             watch_drain: Duration::from_secs(5),
             memory_objects: Some(1000),
-            loader_clients: 16,
+            loader: Loader {
+                clients: 16,
+                transport: Transport::Http2,
+            },
             serialization_runs: 3,
             ..Self::full(kapi)
+        }
+    }
+
+    /// The transports `operation` runs over.
+    fn transports(&self, operation: Operation) -> Vec<Transport> {
+        if self.http1_only.contains(&operation) {
+            vec![Transport::Http1]
+        } else {
+            Transport::ALL.to_vec()
+        }
+    }
+
+    /// How the cells of `plan` are driven.
+    fn list_load(&self, plan: &ListPlan) -> Load {
+        Load {
+            duration: plan.duration.unwrap_or(self.load.duration),
+            ..self.load
         }
     }
 
@@ -230,14 +268,8 @@ pub async fn run(config: &Config) -> Result<Results, String> {
         }
         if let Some(objects) = config.memory_objects {
             eprintln!("kapi ({backend}): loading {objects} objects for the memory measurement");
-            let row = memory::measure(
-                &config.kapi,
-                backend,
-                endpoint,
-                objects,
-                config.loader_clients,
-            )
-            .await?;
+            let row =
+                memory::measure(&config.kapi, backend, endpoint, objects, config.loader).await?;
             eprintln!("{}", row.progress_line());
             results.memory.push(row);
         }
@@ -270,7 +302,7 @@ async fn kapi_matrix(
         config.list_sizes()
     );
     target
-        .preload_lists(&config.list_sizes(), config.loader_clients)
+        .preload_lists(&config.list_sizes(), config.loader)
         .await?;
     let mut bodies = Vec::new();
     for objects in config.list_sizes() {
@@ -287,22 +319,23 @@ async fn kapi_matrix(
     }
 
     let system = System::Kapi(backend);
-    let mut cells: Vec<(Operation, Transport, usize)> = Vec::new();
+    let mut cells: Vec<(Operation, Transport, usize, Load)> = Vec::new();
     for operation in Operation::SINGLE {
-        for transport in Transport::ALL {
+        for transport in config.transports(operation) {
             for &clients in &config.clients {
-                cells.push((operation, transport, clients));
+                cells.push((operation, transport, clients, config.load));
             }
         }
     }
     for plan in &config.lists {
         for transport in Transport::ALL {
             for &clients in &plan.clients {
-                cells.push((Operation::List(plan.objects), transport, clients));
+                let operation = Operation::List(plan.objects);
+                cells.push((operation, transport, clients, config.list_load(plan)));
             }
         }
     }
-    for (operation, transport, clients) in cells {
+    for (operation, transport, clients, load) in cells {
         let workers = target.workers(operation, transport, clients).await?;
         let cell = Cell {
             system,
@@ -313,7 +346,7 @@ async fn kapi_matrix(
             compare_with: kapi_limit(backend, operation, transport),
             is_limit: None,
         };
-        results.rows.push(measure(config.load, workers, cell).await);
+        results.rows.push(measure(load, workers, cell).await);
     }
 
     for (round, &watchers) in config.watchers.iter().enumerate() {
@@ -348,7 +381,7 @@ async fn baseline(
     list_bodies: Vec<(usize, Bytes)>,
     results: &mut Results,
 ) -> Result<(), String> {
-    let mut cells: Vec<(String, String, Limit, usize)> = Vec::new();
+    let mut cells: Vec<(String, String, Limit, usize, Load)> = Vec::new();
     for transport in Transport::ALL {
         for &clients in &config.clients {
             cells.push((
@@ -356,21 +389,20 @@ async fn baseline(
                 "GET 1 KiB object".to_string(),
                 Limit::BaselineGet(transport),
                 clients,
+                config.load,
             ));
         }
         for (objects, body) in &list_bodies {
-            let clients = config
-                .lists
-                .iter()
-                .find(|l| l.objects == *objects)
-                .map(|l| l.clients.clone())
-                .unwrap_or_default();
-            for clients in clients {
+            let Some(plan) = config.lists.iter().find(|l| l.objects == *objects) else {
+                continue;
+            };
+            for &clients in &plan.clients {
                 cells.push((
                     list_path(*objects),
                     format!("GET copy of list {objects} ({} KiB)", body.len() / 1024),
                     Limit::BaselineList(transport, *objects),
                     clients,
+                    config.list_load(plan),
                 ));
             }
         }
@@ -380,7 +412,7 @@ async fn baseline(
         .map(|(objects, body)| (list_path(*objects), body.clone()))
         .collect();
     let server = Baseline::start(bodies).await?;
-    for (path, operation, limit, clients) in cells {
+    for (path, operation, limit, clients, load) in cells {
         let transport = match limit {
             Limit::BaselineGet(t) | Limit::BaselineList(t, _) => t,
             _ => unreachable!("baseline cells are baseline limits"),
@@ -396,7 +428,7 @@ async fn baseline(
             compare_with: None,
             is_limit: Some(limit),
         };
-        results.rows.push(measure(config.load, workers, cell).await);
+        results.rows.push(measure(load, workers, cell).await);
     }
     Ok(())
 }
@@ -406,18 +438,19 @@ async fn baseline(
 async fn raw_store(config: &Config, results: &mut Results) -> Result<(), String> {
     let store = RawEmbedded::open().await?;
     store.preload_lists(&config.list_sizes()).await?;
-    let mut cells: Vec<(StoreOperation, usize)> = Vec::new();
+    let mut cells: Vec<(StoreOperation, usize, Load)> = Vec::new();
     for operation in StoreOperation::SINGLE {
         for &clients in &config.clients {
-            cells.push((operation, clients));
+            cells.push((operation, clients, config.load));
         }
     }
     for plan in &config.lists {
         for &clients in &plan.clients {
-            cells.push((StoreOperation::ListPrefix(plan.objects), clients));
+            let operation = StoreOperation::ListPrefix(plan.objects);
+            cells.push((operation, clients, config.list_load(plan)));
         }
     }
-    for (operation, clients) in cells {
+    for (operation, clients, load) in cells {
         let workers = store.workers(operation, clients).await?;
         let cell = Cell {
             system: System::Store,
@@ -433,7 +466,7 @@ async fn raw_store(config: &Config, results: &mut Results) -> Result<(), String>
                 StoreOperation::ListPrefix(objects) => Limit::StoreList(objects),
             }),
         };
-        results.rows.push(measure(config.load, workers, cell).await);
+        results.rows.push(measure(load, workers, cell).await);
     }
     store.close().await
 }
@@ -495,18 +528,19 @@ async fn raw_etcd(config: &Config, endpoint: &str, results: &mut Results) -> Res
 
     let etcd = RawEtcd::connect(endpoint).await?;
     etcd.preload_lists(&config.list_sizes()).await?;
-    let mut cells: Vec<(EtcdOperation, usize)> = Vec::new();
+    let mut cells: Vec<(EtcdOperation, usize, Load)> = Vec::new();
     for operation in EtcdOperation::SINGLE {
         for &clients in &config.clients {
-            cells.push((operation, clients));
+            cells.push((operation, clients, config.load));
         }
     }
     for plan in &config.lists {
         for &clients in &plan.clients {
-            cells.push((EtcdOperation::RangePrefix(plan.objects), clients));
+            let operation = EtcdOperation::RangePrefix(plan.objects);
+            cells.push((operation, clients, config.list_load(plan)));
         }
     }
-    for (operation, clients) in cells {
+    for (operation, clients, load) in cells {
         let workers = etcd.workers(operation, clients).await?;
         let cell = Cell {
             system: System::Etcd,
@@ -523,7 +557,7 @@ async fn raw_etcd(config: &Config, endpoint: &str, results: &mut Results) -> Res
                 EtcdOperation::RangePrefix(objects) => Limit::EtcdRangePrefix(objects),
             }),
         };
-        results.rows.push(measure(config.load, workers, cell).await);
+        results.rows.push(measure(load, workers, cell).await);
     }
     for (round, &watchers) in config.watchers.iter().enumerate() {
         let measured = etcd_watch::fan_out(endpoint, config.fan_out(watchers), round).await?;

@@ -85,6 +85,15 @@ impl fmt::Display for Operation {
     }
 }
 
+/// How kapi is filled with objects: concurrent creates over one transport.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Loader {
+    /// Concurrent creates.
+    pub clients: usize,
+    /// How they travel.
+    pub transport: Transport,
+}
+
 /// A running kapi, reached at one address.
 pub struct KapiHttp {
     addr: SocketAddr,
@@ -107,21 +116,14 @@ impl KapiHttp {
         self.addr
     }
 
-    /// Fills one namespace per list size with that many widgets, with `clients`
-    /// concurrent creates over HTTP/2; sizes already loaded are skipped.
-    pub async fn preload_lists(&self, sizes: &[usize], clients: usize) -> Result<(), String> {
+    /// Fills one namespace per list size with that many widgets with `loader`; sizes
+    /// already loaded are skipped.
+    pub async fn preload_lists(&self, sizes: &[usize], loader: Loader) -> Result<(), String> {
         for &objects in sizes {
             if self.listed.lock().expect("not poisoned").contains(&objects) {
                 continue;
             }
-            load_widgets(
-                self.addr,
-                &list_namespace(objects),
-                objects,
-                clients,
-                Transport::Http2,
-            )
-            .await?;
+            load_widgets(self.addr, &list_namespace(objects), objects, loader).await?;
             self.listed.lock().expect("not poisoned").insert(objects);
         }
         Ok(())
@@ -185,16 +187,15 @@ impl KapiHttp {
     }
 }
 
-/// Creates `namespace` (unless it exists) and `count` widgets `w-0`, `w-1`, … in it,
-/// with `clients` concurrent creates over `transport`; how long the creates took.
+/// Creates `namespace` (unless it exists) and `count` widgets `w-0`, `w-1`, … in it
+/// with `loader`; how long the creates took.
 pub async fn load_widgets(
     addr: SocketAddr,
     namespace: &str,
     count: usize,
-    clients: usize,
-    transport: Transport,
+    loader: Loader,
 ) -> Result<Duration, String> {
-    let connections = client::clients(addr, transport, clients.max(1)).await?;
+    let connections = client::clients(addr, loader.transport, loader.clients.max(1)).await?;
     create_namespace(&connections[0], namespace).await?;
     let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
