@@ -141,9 +141,12 @@ pub fn section(run: &Run<'_>) -> String {
         out.push_str(
             "A fresh kapi per backend: RSS idle after start, then with the objects loaded \
              (~1 KiB widgets, concurrent creates over HTTP/2) and read back from the watch \
-             cache; per object = (loaded − idle) / objects; peak is `VmHWM`. Restart \
-             (embedded): SIGTERM, then a new kapi on the same data directory, timed from \
-             its start.\n\n",
+             cache; per object = (loaded − idle) / objects; peak is `VmHWM`. On the \
+             embedded store the growth also holds redb's own cache of the same objects; \
+             on etcd, kapi holds only its watch cache (the etcd kapi uses a key prefix of \
+             its own, so nothing else the run wrote is cached). Restart (embedded): \
+             SIGTERM, then a new kapi on the same data directory, timed from its \
+             start.\n\n",
         );
         out.push_str(&report::memory_markdown(&results.memory));
         out.push('\n');

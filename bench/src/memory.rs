@@ -66,6 +66,9 @@ pub async fn measure(
         Backend::Embedded => Some(restart(&mut process).await?),
         Backend::Etcd => None,
     };
+    if let Some(summary) = process.log_summary() {
+        eprintln!("kapi ({backend}, memory): {summary}");
+    }
     Ok(MemoryRow {
         backend,
         objects,

@@ -278,8 +278,7 @@ pub async fn run(config: &Config) -> Result<Results, String> {
     if config.baseline {
         baseline(config, list_bodies, &mut results).await?;
     }
-    // etcd stops (dropped) after every kapi that used it.
-    drop(etcd);
+    // etcd stops (dropped here) after every kapi that used it.
     Ok(results)
 }
 
@@ -354,6 +353,9 @@ async fn kapi_matrix(
         let row = FanOutRow { system, measured };
         eprintln!("{}", row.progress_line());
         results.fan_outs.push(row);
+    }
+    if let Some(summary) = kapi.log_summary() {
+        eprintln!("kapi ({backend}): {summary}");
     }
     Ok(bodies)
 }

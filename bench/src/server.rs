@@ -176,6 +176,23 @@ impl KapiProcess {
     pub fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
+
+    /// A line about the warnings and errors in its log so far (it logs nothing else),
+    /// naming the first; `None` when there are none. The log goes with the data
+    /// directory, so this is what the run keeps of it.
+    pub fn log_summary(&self) -> Option<String> {
+        let text = self.log_text();
+        let problems: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains("WARN") || l.contains("ERROR"))
+            .collect();
+        let first = problems.first()?;
+        Some(format!(
+            "kapi logged {} warnings and errors; the first: {}",
+            problems.len(),
+            first.chars().take(300).collect::<String>()
+        ))
+    }
 }
 
 /// Spawns `binary serve` on `storage` with `data_dir`, its stderr appended to `log`.
@@ -190,6 +207,8 @@ fn spawn(binary: &Path, storage: &Storage, data_dir: &Path, log: &Path) -> Resul
         .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
         .arg(data_dir)
         .env("KAPI_LOG", "warn")
+        // A log file, not a terminal: no colour codes (tracing-subscriber honours it).
+        .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(log_file);

@@ -10,7 +10,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use etcd_client::{Client, Compare, CompareOp, GetOptions, Txn, TxnOp};
+use etcd_client::{Client, Compare, CompareOp, GetOptions, KvClient, Txn, TxnOp};
 
 use crate::driver::{OpFuture, Sample, Worker};
 use crate::targets::OBJECT_SIZE;
@@ -20,6 +20,10 @@ const PREFIX: &str = "/kapi-bench/objects/";
 
 /// Puts per transaction when keys are pre-loaded (etcd allows 128 operations).
 const PRELOAD_BATCH: usize = 100;
+
+/// The largest reply the client decodes: a range of 10,000 values of 1 KiB is over
+/// 10 MB, and gRPC's default limit is 4 MB.
+const MAX_REPLY: usize = 64 << 20;
 
 /// Transactions in flight while keys are pre-loaded.
 const PRELOAD_CONCURRENCY: usize = 8;
@@ -63,7 +67,7 @@ impl fmt::Display for Operation {
 
 /// An etcd reached over one client connection.
 pub struct RawEtcd {
-    client: Client,
+    client: KvClient,
     cells: AtomicU64,
     listed: Mutex<BTreeSet<usize>>,
 }
@@ -75,7 +79,7 @@ impl RawEtcd {
             .await
             .map_err(|e| format!("connecting to etcd at {endpoint}: {e}"))?;
         Ok(Self {
-            client,
+            client: client.kv_client().max_decoding_message_size(MAX_REPLY),
             cells: AtomicU64::new(0),
             listed: Mutex::new(BTreeSet::new()),
         })
@@ -168,7 +172,7 @@ impl RawEtcd {
     }
 }
 
-fn putter(client: Client, prefix: String) -> Worker {
+fn putter(client: KvClient, prefix: String) -> Worker {
     Box::new(move |seq| -> OpFuture {
         let mut client = client.clone();
         let key = format!("{prefix}-{seq}");
@@ -182,7 +186,7 @@ fn putter(client: Client, prefix: String) -> Worker {
     })
 }
 
-fn creator(client: Client, prefix: String) -> Worker {
+fn creator(client: KvClient, prefix: String) -> Worker {
     Box::new(move |seq| -> OpFuture {
         let mut client = client.clone();
         let key = format!("{prefix}-{seq}");
@@ -203,7 +207,7 @@ fn creator(client: Client, prefix: String) -> Worker {
     })
 }
 
-fn updater(client: Client, key: String, revision: i64) -> Worker {
+fn updater(client: KvClient, key: String, revision: i64) -> Worker {
     let last_revision = Arc::new(Mutex::new(revision));
     Box::new(move |_seq| -> OpFuture {
         let mut client = client.clone();
@@ -237,7 +241,7 @@ fn updater(client: Client, key: String, revision: i64) -> Worker {
 
 /// Ranges `key`, or with `Some(count)` every key under the prefix `key` (which must
 /// be `count` keys).
-fn ranger(client: Client, key: String, prefix_count: Option<usize>) -> Worker {
+fn ranger(client: KvClient, key: String, prefix_count: Option<usize>) -> Worker {
     Box::new(move |_seq| -> OpFuture {
         let mut client = client.clone();
         let key = key.clone();
