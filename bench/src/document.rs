@@ -146,10 +146,25 @@ pub fn section(run: &Run<'_>) -> String {
              on etcd, kapi holds only its watch cache (the etcd kapi uses a key prefix of \
              its own, so nothing else the run wrote is cached). Restart (embedded): \
              SIGTERM, then a new kapi on the same data directory, timed from its \
-             start.\n\n",
+             start; kapi's `/readyz` does not wait for its watch cache, whose reads go to \
+             the store until it has listed, so \"ready\" is serving, not serving from a \
+             warm cache.\n\n",
         );
         out.push_str(&report::memory_markdown(&results.memory));
         out.push('\n');
+    }
+    if !results.matrix_memory.is_empty() {
+        let peaks = results
+            .matrix_memory
+            .iter()
+            .map(|(backend, m)| format!("{} on {backend}", report::mib(m.peak)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let _ = writeln!(
+            out,
+            "Peak RSS (`VmHWM`) of the kapi that served the matrix, every cell and fan-out \
+             included: {peaks}.\n"
+        );
     }
     let _ = writeln!(out, "{END}");
     out

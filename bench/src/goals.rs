@@ -316,7 +316,8 @@ fn restart(results: &Results, goals: &mut Vec<Goal>) {
     if let Some((row, restart)) = row.and_then(|m| m.restart.map(|r| (m, r))) {
         figures.add(
             format!(
-                "{} objects: /readyz after {}, first rv=0 list after {}",
+                "{} objects: /readyz after {}, first rv=0 list after {} (kapi does not wait \
+                 for its watch cache to be ready)",
                 row.objects,
                 Millis(restart.ready),
                 Millis(restart.first_read)

@@ -251,6 +251,9 @@ pub struct Results {
     pub memory: Vec<MemoryRow>,
     /// The serialisation reference of the largest list, per backend.
     pub serialization: Vec<(Backend, Serialization)>,
+    /// The memory of the kapi that served each backend's matrix, at its end (its peak
+    /// covers every cell and fan-out).
+    pub matrix_memory: Vec<(Backend, Memory)>,
 }
 
 impl Results {

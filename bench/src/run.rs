@@ -354,6 +354,13 @@ async fn kapi_matrix(
         eprintln!("{}", row.progress_line());
         results.fan_outs.push(row);
     }
+    let memory = kapi.memory()?;
+    eprintln!(
+        "kapi ({backend}): RSS {} after the matrix, peak {}",
+        crate::report::mib(memory.rss),
+        crate::report::mib(memory.peak)
+    );
+    results.matrix_memory.push((backend, memory));
     if let Some(summary) = kapi.log_summary() {
         eprintln!("kapi ({backend}): {summary}");
     }

@@ -124,6 +124,7 @@ fn every_path_runs_and_the_report_is_written() {
         assert_eq!(row.restart.is_some(), row.backend == Backend::Embedded);
     }
     assert_eq!(results.serialization.len(), backends.len());
+    assert_eq!(results.matrix_memory.len(), backends.len());
 
     // The report: every target has a row, the charts are drawn, and only the section
     // between the markers is replaced.
