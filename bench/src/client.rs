@@ -15,11 +15,13 @@ use tokio::net::TcpStream;
 use tokio::sync::Mutex;
 
 /// How requests travel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Transport {
     /// HTTP/1.1 with keep-alive, one connection per worker.
+    #[value(name = "http1")]
     Http1,
     /// HTTP/2 over cleartext (prior knowledge), one connection for every worker.
+    #[value(name = "http2")]
     Http2,
 }
 

@@ -1,14 +1,18 @@
-//! `kapi-bench run`: starts `kapi serve` (and etcd with `--backend etcd` or the `etcd`
-//! feature), measures every cell of the matrix and prints the Markdown table. See the
-//! crate documentation of `kapi_bench`.
+//! `kapi-bench`: `run` measures the matrix and prints its tables; `all` measures the
+//! whole matrix (both backends, the limits, memory and restart) and writes the
+//! generated section of `BENCHMARKS.md` and its charts. See the crate documentation of
+//! `kapi_bench`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
-use kapi_bench::run::{Backend, Config};
-use kapi_bench::{report, run, server};
+use kapi_bench::client::Transport;
+use kapi_bench::machine::Machine;
+use kapi_bench::report::{self, Results};
+use kapi_bench::run::{Backend, Config, ListPlan};
+use kapi_bench::{chart, document, fds, run, server};
 
 /// kapi's load generator.
 #[derive(Parser)]
@@ -20,106 +24,285 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Runs the matrix and prints the result table.
+    /// Runs the matrix (by default on the embedded store, without the memory
+    /// measurement) and prints the result tables.
     Run(RunArgs),
+    /// Runs the whole matrix on every backend, with the limits, memory and restart,
+    /// and writes the generated section of BENCHMARKS.md and its SVG charts.
+    All(AllArgs),
 }
 
 #[derive(clap::Args)]
 struct RunArgs {
-    /// A few seconds with tiny sizes (2 clients, 300 ms per cell, lists of 5): shows
-    /// that everything runs; its figures mean nothing. Other options override it.
+    #[command(flatten)]
+    matrix: MatrixArgs,
+}
+
+#[derive(clap::Args)]
+struct AllArgs {
+    #[command(flatten)]
+    matrix: MatrixArgs,
+    /// The Markdown file whose generated section is replaced.
+    #[arg(long, default_value = "BENCHMARKS.md")]
+    out: PathBuf,
+    /// Where the charts go [default: docs/bench beside --out].
+    #[arg(long)]
+    charts: Option<PathBuf>,
+}
+
+/// What both subcommands can change in the matrix.
+#[derive(clap::Args)]
+struct MatrixArgs {
+    /// Tiny sizes, a fraction of a second per cell: shows that every path runs; its
+    /// figures mean nothing. Other options override it.
     #[arg(long)]
     smoke: bool,
-    /// Client counts, comma-separated [default: 1,16,64].
+    /// Backends kapi runs on, comma-separated [run: embedded; all: every backend built].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    backend: Option<Vec<Backend>>,
+    /// Client counts of the single-object operations, comma-separated [default: 1,16,64].
     #[arg(long, value_delimiter = ',')]
     clients: Option<Vec<usize>>,
-    /// Measured time per cell, e.g. `10s` or `500ms` [default: 10s].
+    /// Measured time per cell, e.g. `2s` or `500ms` [default: 1500ms].
     #[arg(long, value_parser = parse_duration)]
     duration: Option<Duration>,
-    /// Unrecorded warm-up per cell [default: 1s].
+    /// Unrecorded warm-up per cell [default: 500ms].
     #[arg(long, value_parser = parse_duration)]
     warmup: Option<Duration>,
-    /// Objects preloaded for the list operations [default: 1000].
-    #[arg(long)]
-    list_size: Option<usize>,
-    /// Watcher counts of the watch fan-out (comma-separated), one writer each.
+    /// A list size and its client counts, `OBJECTS=C,C,…` or `OBJECTS` (the
+    /// single-object client counts); repeat for several [default: 100=1,16,64
+    /// 1000=1,16 10000=1 (3 s per cell)].
+    #[arg(long = "list", value_parser = parse_list_plan)]
+    lists: Vec<ListPlan>,
+    /// Watcher counts of the watch fan-outs, comma-separated [default: 100,10000].
     #[arg(long, value_delimiter = ',')]
     watchers: Option<Vec<usize>>,
-    /// Writes per second of the watch fan-out's writer.
+    /// Writes per second of the fan-out's writer [default: 100].
     #[arg(long)]
     watch_rate: Option<u32>,
-    /// The storage kapi runs on.
-    #[arg(long, value_enum, default_value_t = Backend::Embedded)]
-    backend: Backend,
+    /// How long the fan-out's writer writes [default: 2s].
+    #[arg(long, value_parser = parse_duration)]
+    watch_duration: Option<Duration>,
+    /// How long acknowledgements and events may lag behind the fan-out's last write
+    /// before they count as errors [default: 10s].
+    #[arg(long, value_parser = parse_duration)]
+    watch_drain: Option<Duration>,
+    /// Objects loaded for the memory measurement, 0 for none [run: 0; all: 100000].
+    #[arg(long)]
+    memory_objects: Option<usize>,
+    /// Concurrent creates that fill kapi (lists, memory) [default: 64].
+    #[arg(long)]
+    loader_clients: Option<usize>,
+    /// How the creates that fill kapi travel [default: http2].
+    #[arg(long, value_enum)]
+    loader_transport: Option<Transport>,
+    /// Leaves raw etcd out.
+    #[arg(long)]
+    no_etcd_limits: bool,
+    /// Leaves the embedded store's own API out.
+    #[arg(long)]
+    no_store_limits: bool,
     /// The kapi binary [default: `kapi` beside this executable, or $KAPI_BIN].
     #[arg(long)]
     kapi: Option<PathBuf>,
 }
 
+impl MatrixArgs {
+    /// The configuration these arguments ask for; `all` starts from the whole matrix.
+    fn config(self, all: bool) -> Result<Config, String> {
+        let kapi = match self.kapi {
+            Some(path) => path,
+            None => server::sibling_kapi_binary()?,
+        };
+        let mut config = if self.smoke {
+            Config::smoke(kapi)
+        } else {
+            Config::full(kapi)
+        };
+        if !all {
+            config.backends = vec![Backend::Embedded];
+            config.memory_objects = None;
+        }
+        if let Some(backends) = self.backend {
+            config.backends = backends;
+        }
+        if let Some(clients) = self.clients {
+            config.clients = clients;
+        }
+        if let Some(duration) = self.duration {
+            config.load.duration = duration;
+        }
+        if let Some(warmup) = self.warmup {
+            config.load.warmup = warmup;
+        }
+        if !self.lists.is_empty() {
+            config.lists = self
+                .lists
+                .into_iter()
+                .map(|mut plan| {
+                    if plan.clients.is_empty() {
+                        plan.clients = config.clients.clone();
+                    }
+                    plan
+                })
+                .collect();
+        }
+        if let Some(watchers) = self.watchers {
+            config.watchers = watchers;
+        }
+        if let Some(rate) = self.watch_rate {
+            config.watch_rate = rate;
+        }
+        if let Some(duration) = self.watch_duration {
+            config.watch_duration = duration;
+        }
+        if let Some(drain) = self.watch_drain {
+            config.watch_drain = drain;
+        }
+        if let Some(objects) = self.memory_objects {
+            config.memory_objects = (objects > 0).then_some(objects);
+        }
+        if let Some(clients) = self.loader_clients {
+            config.loader.clients = clients;
+        }
+        if let Some(transport) = self.loader_transport {
+            config.loader.transport = transport;
+        }
+        if self.no_etcd_limits {
+            config.etcd_limits = false;
+        }
+        if self.no_store_limits {
+            config.store_limits = false;
+        }
+        Ok(config)
+    }
+}
+
 fn main() -> ExitCode {
-    let Command::Run(args) = Cli::parse().command;
-    let kapi = match args.kapi {
-        Some(path) => path,
-        None => match server::sibling_kapi_binary() {
-            Ok(path) => path,
-            Err(e) => {
-                eprintln!("kapi-bench: {e}");
-                return ExitCode::FAILURE;
-            }
-        },
+    let started = Instant::now();
+    let command = std::env::args()
+        .map(|arg| shell_word(&arg))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let (config, all) = match Cli::parse().command {
+        Command::Run(args) => (args.matrix.config(false), None),
+        Command::All(args) => (args.matrix.config(true), Some((args.out, args.charts))),
     };
-    let mut config = if args.smoke {
-        Config::smoke(kapi, args.backend)
-    } else {
-        Config::full(kapi, args.backend)
+    let config = match config {
+        Ok(config) => config,
+        Err(e) => return fail(&e),
     };
-    if let Some(clients) = args.clients {
-        config.clients = clients;
+    match fds::raise_open_file_limit() {
+        Ok(limit) => eprintln!(
+            "kapi-bench: open-file limit {}",
+            limit.map_or_else(|| "unlimited".to_string(), |l| l.to_string())
+        ),
+        Err(e) => eprintln!("kapi-bench: {e} (large watch fan-outs may fail)"),
     }
-    if let Some(duration) = args.duration {
-        config.load.duration = duration;
-    }
-    if let Some(warmup) = args.warmup {
-        config.load.warmup = warmup;
-    }
-    if let Some(watchers) = args.watchers {
-        config.watchers = watchers;
-    }
-    if let Some(rate) = args.watch_rate {
-        config.watch_rate = rate;
-    }
-    if let Some(size) = args.list_size {
-        config.list_size = size;
-    }
+    let machine = Machine::describe();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("kapi-bench: a tokio runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(e) => return fail(&format!("a tokio runtime: {e}")),
     };
-    match runtime.block_on(run::run(&config)) {
-        Ok(rows) => {
-            println!(
-                "kapi-bench run: backend {}, clients {:?}, {:?} per cell after {:?} of warm-up, lists of {}",
-                config.backend,
-                config.clients,
-                config.load.duration,
-                config.load.warmup,
-                config.list_size
-            );
-            println!();
-            print!("{}", report::markdown(&rows));
-            if rows.iter().any(|r| r.summary.errors > 0) {
-                eprintln!("kapi-bench: some operations failed (see the errors column)");
-                return ExitCode::FAILURE;
+    let results = match runtime.block_on(run::run(&config)) {
+        Ok(results) => results,
+        Err(e) => return fail(&e),
+    };
+    // Open connections and watchers end with the runtime, before the report.
+    drop(runtime);
+    let elapsed = started.elapsed();
+    match all {
+        None => {
+            print_tables(&config, &results);
+            eprintln!("kapi-bench run: took {:.0} s", elapsed.as_secs_f64());
+            if results.has_errors() {
+                return fail("some operations failed (see the errors columns)");
             }
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            eprintln!("kapi-bench: {e}");
-            ExitCode::FAILURE
+        Some((out, charts)) => {
+            match write_report(&out, charts, &machine, &command, &config, &results, elapsed) {
+                Ok(()) => {}
+                Err(e) => return fail(&e),
+            }
+            if results.has_errors() {
+                eprintln!("kapi-bench: some operations failed (see the errors columns)");
+            }
+            eprintln!(
+                "kapi-bench all: wrote {}; took {} min {} s",
+                out.display(),
+                elapsed.as_secs() / 60,
+                elapsed.as_secs() % 60
+            );
+            ExitCode::SUCCESS
         }
+    }
+}
+
+fn fail(message: &str) -> ExitCode {
+    eprintln!("kapi-bench: {message}");
+    ExitCode::FAILURE
+}
+
+fn print_tables(config: &Config, results: &Results) {
+    println!(
+        "kapi-bench run: backends {:?}, clients {:?}, {:?} per cell after {:?} of warm-up",
+        config.backends, config.clients, config.load.duration, config.load.warmup,
+    );
+    println!();
+    print!("{}", report::markdown(&results.rows, &results.rows));
+    if !results.fan_outs.is_empty() {
+        println!();
+        print!("{}", report::fan_out_markdown(&results.fan_outs));
+    }
+    if !results.memory.is_empty() {
+        println!();
+        print!("{}", report::memory_markdown(&results.memory));
+    }
+}
+
+fn write_report(
+    out: &Path,
+    charts: Option<PathBuf>,
+    machine: &Machine,
+    command: &str,
+    config: &Config,
+    results: &Results,
+    elapsed: Duration,
+) -> Result<(), String> {
+    let base = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let charts_dir = charts.unwrap_or_else(|| base.join("docs").join("bench"));
+    let charts = chart::write(results, &charts_dir)?
+        .into_iter()
+        .map(|path| {
+            let relative = path.strip_prefix(base).unwrap_or(&path);
+            relative.to_string_lossy().into_owned()
+        })
+        .collect();
+    let section = document::section(&document::Run {
+        machine,
+        command,
+        config,
+        results,
+        elapsed,
+        charts,
+    });
+    document::write(out, &section)
+}
+
+/// `arg` as a shell word: quoted when it holds anything but plain characters.
+fn shell_word(arg: &str) -> String {
+    let plain = !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@+".contains(c));
+    if plain {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
     }
 }
 
@@ -141,6 +324,29 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(seconds).map_err(|e| format!("{text:?}: {e}"))
 }
 
+/// `OBJECTS=C,C,…` or `OBJECTS` (no client counts: the caller fills them in).
+fn parse_list_plan(text: &str) -> Result<ListPlan, String> {
+    let (objects, clients) = text.split_once('=').unwrap_or((text, ""));
+    let objects = objects
+        .trim()
+        .parse()
+        .map_err(|_| format!("not a list size: {text:?} (e.g. 1000=1,16)"))?;
+    let clients = clients
+        .split(',')
+        .filter(|c| !c.trim().is_empty())
+        .map(|c| {
+            c.trim()
+                .parse()
+                .map_err(|_| format!("not a client count in {text:?}"))
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(ListPlan {
+        objects,
+        clients,
+        duration: None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,5 +358,33 @@ mod tests {
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
         assert!(parse_duration("3h").is_err());
+    }
+
+    #[test]
+    fn list_plans_parse() {
+        assert_eq!(
+            parse_list_plan("1000=1,16"),
+            Ok(ListPlan {
+                objects: 1000,
+                clients: vec![1, 16],
+                duration: None,
+            })
+        );
+        assert_eq!(
+            parse_list_plan("100"),
+            Ok(ListPlan {
+                objects: 100,
+                clients: vec![],
+                duration: None,
+            })
+        );
+        assert!(parse_list_plan("x=1").is_err());
+    }
+
+    #[test]
+    fn shell_words_are_quoted_when_needed() {
+        assert_eq!(shell_word("--out=BENCHMARKS.md"), "--out=BENCHMARKS.md");
+        assert_eq!(shell_word("a b"), "'a b'");
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
     }
 }

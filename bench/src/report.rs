@@ -1,12 +1,18 @@
-//! What a run prints: one Markdown table row per cell (operation, transport, clients,
-//! ops/s, p50, p99, max, errors) and, for kapi's operations that have a limit measured
-//! in the same run, the ratio to it.
+//! What a run measured ([`Results`]) and its Markdown tables: one row per cell
+//! (operation, transport, clients, ops/s, p50, p99, max, errors) with, for kapi's
+//! operations that have a limit measured in the same run, the ratio to it; one row per
+//! watch fan-out; one row per backend's memory and restart.
 
 use std::fmt::Write as _;
+use std::time::Duration;
 
 use crate::client::Transport;
+use crate::fanout::FanOutMeasured;
+use crate::reference::Serialization;
 use crate::run::Backend;
+use crate::server::Memory;
 use crate::stats::{Millis, Summary};
+use crate::targets::kapi_http::Operation;
 
 /// What served a cell's requests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,6 +23,8 @@ pub enum System {
     Baseline,
     /// etcd, through etcd-client.
     Etcd,
+    /// The embedded store's own API, in this process.
+    Store,
 }
 
 impl std::fmt::Display for System {
@@ -25,27 +33,53 @@ impl std::fmt::Display for System {
             System::Kapi(backend) => write!(f, "kapi ({backend})"),
             System::Baseline => f.write_str("bare hyper"),
             System::Etcd => f.write_str("etcd"),
+            System::Store => f.write_str("embedded store API"),
         }
     }
 }
 
-/// A limit kapi's operations are compared with.
+/// A limit kapi's operations are compared with: one operation of one limit system.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Limit {
-    /// The bare hyper server's GET over a transport.
+    /// The bare hyper server's GET of a 1 KiB object over a transport.
     BaselineGet(Transport),
+    /// The bare hyper server's GET of a copy of kapi's list of this many objects.
+    BaselineList(Transport, usize),
+    /// etcd's put.
+    EtcdPut,
     /// etcd's transactional create-if-absent.
     EtcdTxnCreate,
     /// etcd's transactional compare-mod-revision update.
     EtcdTxnUpdate,
+    /// etcd's (linearizable) range of one key.
+    EtcdRangeKey,
+    /// etcd's range of a prefix of this many keys.
+    EtcdRangePrefix(usize),
+    /// The embedded store's create.
+    StoreCreate,
+    /// The embedded store's get of the latest state.
+    StoreGet,
+    /// The embedded store's compare-and-swap update.
+    StoreUpdate,
+    /// The embedded store's list of a prefix of this many keys.
+    StoreList(usize),
 }
 
 impl Limit {
-    fn name(self) -> &'static str {
+    /// How the ratio column names it.
+    pub fn name(self) -> String {
         match self {
-            Limit::BaselineGet(_) => "bare hyper GET",
-            Limit::EtcdTxnCreate => "etcd txn create",
-            Limit::EtcdTxnUpdate => "etcd txn CAS",
+            Limit::BaselineGet(_) => "bare hyper 1 KiB GET".to_string(),
+            Limit::BaselineList(_, n) => format!("bare hyper GET of the same {n}-item list"),
+            Limit::EtcdPut => "etcd put".to_string(),
+            Limit::EtcdTxnCreate => "etcd txn create".to_string(),
+            Limit::EtcdTxnUpdate => "etcd txn CAS".to_string(),
+            Limit::EtcdRangeKey => "etcd range key".to_string(),
+            Limit::EtcdRangePrefix(n) => format!("etcd range of {n}"),
+            Limit::StoreCreate => "store create".to_string(),
+            Limit::StoreGet => "store get".to_string(),
+            Limit::StoreUpdate => "store CAS".to_string(),
+            Limit::StoreList(n) => format!("store list of {n}"),
         }
     }
 }
@@ -57,7 +91,9 @@ pub struct Cell {
     pub system: System,
     /// The operation, as the table names it.
     pub operation: String,
-    /// How requests travelled.
+    /// kapi's operation, for kapi's cells.
+    pub kapi: Option<Operation>,
+    /// How requests travelled (`HTTP/1.1`, `HTTP/2`, `gRPC`, `in-process`).
     pub transport: String,
     /// Concurrent clients.
     pub clients: usize,
@@ -83,7 +119,7 @@ impl Row {
     pub fn progress_line(&self) -> String {
         let s = &self.summary;
         let mut line = format!(
-            "{:<12} {:<28} {:<8} c={:<3} {:>9.0} ops/s  p50 {}  p99 {}  max {}  errors {}",
+            "{:<18} {:<34} {:<10} c={:<3} {:>9.0} ops/s  p50 {}  p99 {}  max {}  errors {}",
             self.cell.system.to_string(),
             self.cell.operation,
             self.cell.transport,
@@ -101,36 +137,207 @@ impl Row {
     }
 }
 
+/// One watch fan-out and what served it.
+#[derive(Clone, Debug)]
+pub struct FanOutRow {
+    /// What served the watches.
+    pub system: System,
+    /// What was measured.
+    pub measured: FanOutMeasured,
+}
+
+impl FanOutRow {
+    /// One line for the progress log.
+    pub fn progress_line(&self) -> String {
+        let m = &self.measured;
+        let s = m.summary();
+        let mut line = format!(
+            "{:<18} watch fan-out W={:<6} opened in {:.1} s, writes {}/s nominal, {:.1}/s acked  {:>9.0} events/s  p50 {}  p99 {}  max {}  missed {}  errors {}",
+            self.system.to_string(),
+            m.spec.watchers,
+            m.opened_in.as_secs_f64(),
+            m.spec.rate,
+            m.acked_rate,
+            s.ops_per_sec,
+            Millis(s.p50),
+            Millis(s.p99),
+            Millis(s.max),
+            m.missed,
+            s.errors,
+        );
+        if let Some(first) = m.recorder.first_errors().first() {
+            let _ = write!(line, " (first: {first})");
+        }
+        line
+    }
+}
+
+/// kapi's memory with many objects cached, and (embedded) its restart on them.
+#[derive(Clone, Debug)]
+pub struct MemoryRow {
+    /// The backend kapi ran on.
+    pub backend: Backend,
+    /// Widgets loaded.
+    pub objects: usize,
+    /// One widget's JSON as kapi serves it, in bytes.
+    pub object_json: usize,
+    /// After start, before the load.
+    pub idle: Memory,
+    /// With every widget loaded (and read back once from the watch cache).
+    pub loaded: Memory,
+    /// How long the load took.
+    pub load_time: Duration,
+    /// The restart on the same data (embedded store only).
+    pub restart: Option<Restart>,
+}
+
+impl MemoryRow {
+    /// Resident bytes per object: the growth of the resident set over the load.
+    pub fn per_object(&self) -> f64 {
+        self.loaded.rss.saturating_sub(self.idle.rss) as f64 / self.objects.max(1) as f64
+    }
+
+    /// [`MemoryRow::per_object`] over the object's JSON size.
+    pub fn per_object_ratio(&self) -> f64 {
+        self.per_object() / self.object_json.max(1) as f64
+    }
+
+    /// One line for the progress log.
+    pub fn progress_line(&self) -> String {
+        let mut line = format!(
+            "kapi ({}) memory: idle RSS {}, with {} objects {} (peak {}), {:.0} B/object = {:.2}× the {} B JSON; loaded in {:.1} s",
+            self.backend,
+            mib(self.idle.rss),
+            self.objects,
+            mib(self.loaded.rss),
+            mib(self.loaded.peak),
+            self.per_object(),
+            self.per_object_ratio(),
+            self.object_json,
+            self.load_time.as_secs_f64(),
+        );
+        if let Some(r) = &self.restart {
+            let _ = write!(
+                line,
+                "; restart: stopped in {}, ready in {}, first rv=0 list in {}",
+                Millis(r.stop),
+                Millis(r.ready),
+                Millis(r.first_read)
+            );
+        }
+        line
+    }
+}
+
+/// A restart of kapi on the data it already holds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Restart {
+    /// From SIGTERM until the old process exited.
+    pub stop: Duration,
+    /// From starting the new process until `/readyz` answered 200.
+    pub ready: Duration,
+    /// From starting the new process until a list with `resourceVersion=0` answered.
+    pub first_read: Duration,
+}
+
+/// Everything one run measured.
+#[derive(Clone, Debug, Default)]
+pub struct Results {
+    /// Every cell.
+    pub rows: Vec<Row>,
+    /// Every watch fan-out.
+    pub fan_outs: Vec<FanOutRow>,
+    /// Memory and restart, per backend.
+    pub memory: Vec<MemoryRow>,
+    /// The serialisation reference of the largest list, per backend.
+    pub serialization: Vec<(Backend, Serialization)>,
+    /// The memory of the kapi that served each backend's matrix, at its end (its peak
+    /// covers every cell and fan-out).
+    pub matrix_memory: Vec<(Backend, Memory)>,
+}
+
+impl Results {
+    /// Whether anything failed (errors in a cell, missed events).
+    pub fn has_errors(&self) -> bool {
+        self.rows.iter().any(|r| r.summary.errors > 0)
+            || self
+                .fan_outs
+                .iter()
+                .any(|f| f.measured.recorder.errors() > 0)
+    }
+
+    /// The rows of `system`, in the order measured.
+    pub fn rows_of(&self, system: System) -> Vec<Row> {
+        self.rows
+            .iter()
+            .filter(|r| r.cell.system == system)
+            .cloned()
+            .collect()
+    }
+
+    /// The row of limit `limit` at `clients`.
+    pub fn limit(&self, limit: Limit, clients: usize) -> Option<&Row> {
+        self.rows
+            .iter()
+            .find(|r| r.cell.is_limit == Some(limit) && r.cell.clients == clients)
+    }
+
+    /// kapi's row for `operation` on `backend` over `transport` at `clients`.
+    pub fn kapi(
+        &self,
+        backend: Backend,
+        operation: Operation,
+        transport: Transport,
+        clients: usize,
+    ) -> Option<&Row> {
+        let transport = transport.to_string();
+        self.rows.iter().find(|r| {
+            r.cell.system == System::Kapi(backend)
+                && r.cell.kapi == Some(operation)
+                && r.cell.transport == transport
+                && r.cell.clients == clients
+        })
+    }
+}
+
+/// How `ours` compares with `theirs`: the throughput ratio and the p99 ratio.
+pub fn ratios(ours: &Summary, theirs: &Summary) -> Option<(f64, f64)> {
+    if theirs.ops_per_sec <= 0.0 || theirs.p99.is_zero() {
+        return None;
+    }
+    Some((
+        ours.ops_per_sec / theirs.ops_per_sec,
+        ours.p99.as_secs_f64() / theirs.p99.as_secs_f64(),
+    ))
+}
+
 /// The ratio of `row` to its limit among `rows` (same limit, same clients), as text.
 pub fn ratio(row: &Row, rows: &[Row]) -> Option<String> {
     let limit = row.cell.compare_with?;
     let reference = rows
         .iter()
         .find(|r| r.cell.is_limit == Some(limit) && r.cell.clients == row.cell.clients)?;
-    let (ours, theirs) = (&row.summary, &reference.summary);
-    if theirs.ops_per_sec <= 0.0 || theirs.p99.is_zero() {
-        return None;
-    }
+    let (ops, p99) = ratios(&row.summary, &reference.summary)?;
     Some(format!(
         "{:.0}% of {} ops/s, p99 {:.1}×",
-        100.0 * ours.ops_per_sec / theirs.ops_per_sec,
+        100.0 * ops,
         limit.name(),
-        ours.p99.as_secs_f64() / theirs.p99.as_secs_f64(),
+        p99,
     ))
 }
 
-/// The Markdown table of every row.
-pub fn markdown(rows: &[Row]) -> String {
+/// The Markdown table of `rows`, with ratios to the limits found among `all`.
+pub fn markdown(rows: &[Row], all: &[Row]) -> String {
     let mut out = String::new();
     out.push_str(
-        "| system | operation | transport | clients | ops/s | p50 | p99 | max | errors | vs limit |\n",
+        "| system | operation | transport | clients | ops/s | p50 | p99 | max | n | errors | vs limit |\n",
     );
-    out.push_str("|---|---|---|---:|---:|---:|---:|---:|---:|---|\n");
+    out.push_str("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
     for row in rows {
         let s = &row.summary;
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {:.0} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {:.0} | {} | {} | {} | {} | {} | {} |",
             row.cell.system,
             row.cell.operation,
             row.cell.transport,
@@ -139,17 +346,82 @@ pub fn markdown(rows: &[Row]) -> String {
             Millis(s.p50),
             Millis(s.p99),
             Millis(s.max),
+            s.ops,
             s.errors,
-            ratio(row, rows).unwrap_or_default(),
+            ratio(row, all).unwrap_or_default(),
         );
     }
     out
 }
 
+/// The Markdown table of the watch fan-outs.
+pub fn fan_out_markdown(fan_outs: &[FanOutRow]) -> String {
+    let mut out = String::new();
+    out.push_str("| system | watchers | writes/s nominal | writes/s acked | write p50 | events read | events/s | p50 | p99 | max | missed | errors |\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for row in fan_outs {
+        let m = &row.measured;
+        let s = m.summary();
+        let write = m.write_latency.summary(Duration::from_secs(1));
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {:.1} | {} | {} | {:.0} | {} | {} | {} | {} | {} |",
+            row.system,
+            m.spec.watchers,
+            m.spec.rate,
+            m.acked_rate,
+            Millis(write.p50),
+            m.delivered,
+            s.ops_per_sec,
+            Millis(s.p50),
+            Millis(s.p99),
+            Millis(s.max),
+            m.missed,
+            s.errors,
+        );
+    }
+    out
+}
+
+/// The Markdown table of memory and restarts.
+pub fn memory_markdown(memory: &[MemoryRow]) -> String {
+    let mut out = String::new();
+    out.push_str("| kapi on | objects | object JSON | idle RSS | RSS loaded | peak RSS | per object | per object / JSON | load | restart: stop | restart: ready | restart: first rv=0 list |\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for row in memory {
+        let restart = |f: fn(&Restart) -> Duration| {
+            row.restart
+                .as_ref()
+                .map_or_else(|| "—".to_string(), |r| Millis(f(r)).to_string())
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} B | {} | {} | {} | {:.0} B | {:.2}× | {:.1} s ({:.0}/s) | {} | {} | {} |",
+            row.backend,
+            row.objects,
+            row.object_json,
+            mib(row.idle.rss),
+            mib(row.loaded.rss),
+            mib(row.loaded.peak),
+            row.per_object(),
+            row.per_object_ratio(),
+            row.load_time.as_secs_f64(),
+            row.objects as f64 / row.load_time.as_secs_f64().max(1e-9),
+            restart(|r| r.stop),
+            restart(|r| r.ready),
+            restart(|r| r.first_read),
+        );
+    }
+    out
+}
+
+/// Bytes as MiB, one decimal.
+pub fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
     use crate::stats::Recorder;
 
@@ -163,6 +435,7 @@ mod tests {
             cell: Cell {
                 system,
                 operation: "get".to_string(),
+                kapi: (system != System::Baseline).then_some(Operation::GetCached),
                 transport: Transport::Http1.to_string(),
                 clients,
                 compare_with: (system != System::Baseline).then_some(limit),
@@ -183,12 +456,31 @@ mod tests {
         ];
         assert_eq!(
             ratio(&rows[2], &rows).as_deref(),
-            Some("50% of bare hyper GET ops/s, p99 2.0×")
+            Some("50% of bare hyper 1 KiB GET ops/s, p99 2.0×")
         );
         assert_eq!(ratio(&rows[3], &rows), None);
         assert_eq!(ratio(&rows[0], &rows), None);
-        let table = markdown(&rows);
+        let table = markdown(&rows, &rows);
         assert_eq!(table.lines().count(), 2 + rows.len());
         assert!(table.contains("| kapi (embedded) | get | HTTP/1.1 | 16 | 500 |"));
+        let results = Results {
+            rows,
+            ..Results::default()
+        };
+        assert!(
+            results
+                .kapi(
+                    Backend::Embedded,
+                    Operation::GetCached,
+                    Transport::Http1,
+                    64
+                )
+                .is_some()
+        );
+        assert!(
+            results
+                .limit(Limit::BaselineGet(Transport::Http1), 16)
+                .is_some()
+        );
     }
 }

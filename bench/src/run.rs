@@ -1,28 +1,55 @@
-//! The matrix: which cells a run measures and in what order — the bare hyper server's
-//! GET, raw etcd's operations (with the `etcd` feature) and every kapi operation over
-//! both transports, each at every client count — on one kapi server and one etcd
-//! started for the run.
+//! The matrix: which cells a run measures and in what order, on one etcd started for
+//! the run.
+//!
+//! 1. The storage limits: raw etcd's operations and watch fan-out (with the `etcd`
+//!    feature), and the embedded store's own API.
+//! 2. For each backend, one `kapi serve`: lists pre-loaded (their bodies kept for the
+//!    bare server and the serialisation reference), every single-object operation
+//!    over both transports at every client count, each list size at its own client
+//!    counts, and the watch fan-outs; then, on a fresh kapi, memory and restart.
+//! 3. The bare hyper server: a 1 KiB GET, and GETs of copies of kapi's list bodies at
+//!    the list sizes' client counts.
+//!
+//! The order does not matter to the ratios (each is computed at report time between
+//! cells of the same run); it lets the bare server answer kapi's own list bytes.
 
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use bytes::Bytes;
+
 use crate::client::{self, Transport};
 use crate::driver::{self, Load, Worker};
-use crate::report::{Cell, Limit, Row, System};
-use crate::server::KapiProcess;
-use crate::targets::baseline::Baseline;
-use crate::targets::kapi_http::{KapiHttp, Operation};
-use crate::targets::watch::{FanOut, fan_out};
+use crate::fanout::FanOut;
+use crate::memory;
+use crate::reference;
+use crate::report::{Cell, FanOutRow, Limit, Results, Row, System};
+use crate::server::{self, KapiProcess};
+use crate::targets::baseline::{Baseline, OBJECT_PATH, list_path};
+use crate::targets::embedded::{Operation as StoreOperation, RawEmbedded};
+use crate::targets::kapi_http::{KapiHttp, Loader, Operation};
+use crate::targets::watch;
 
 /// The storage kapi runs on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Backend {
     /// The embedded store (redb) in a temporary data directory.
     Embedded,
     /// A real etcd started on loopback ports for the run (needs the `etcd` feature,
     /// and a kapi built with its own `etcd` feature).
     Etcd,
+}
+
+impl Backend {
+    /// The backends this build can run kapi on.
+    pub fn available() -> Vec<Backend> {
+        if cfg!(feature = "etcd") {
+            vec![Backend::Embedded, Backend::Etcd]
+        } else {
+            vec![Backend::Embedded]
+        }
+    }
 }
 
 impl fmt::Display for Backend {
@@ -34,153 +61,423 @@ impl fmt::Display for Backend {
     }
 }
 
+/// One list size and the client counts it is read at (large lists at high
+/// concurrency would take longer than a cell to answer once).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListPlan {
+    /// Objects in the list.
+    pub objects: usize,
+    /// Client counts.
+    pub clients: Vec<usize>,
+    /// The measured time of its cells, when not the run's (a few lists of 10,000 take
+    /// a second; their median needs more of them).
+    pub duration: Option<Duration>,
+}
+
 /// What one run measures.
 #[derive(Clone, Debug)]
 pub struct Config {
     /// The `kapi` binary.
     pub kapi: PathBuf,
-    /// The storage kapi runs on.
-    pub backend: Backend,
-    /// The client counts, each a column of the matrix.
+    /// The backends kapi runs on, one after the other.
+    pub backends: Vec<Backend>,
+    /// The client counts of the single-object operations, each a row.
     pub clients: Vec<usize>,
+    /// Single-object operations measured over HTTP/1.1 only (the others run over both
+    /// transports).
+    pub http1_only: Vec<Operation>,
     /// Warm-up, duration and per-call timeout of each cell.
     pub load: Load,
-    /// Objects (and etcd keys) lists read.
-    pub list_size: usize,
-    /// Watcher counts of the watch fan-out, each a row.
+    /// The list sizes.
+    pub lists: Vec<ListPlan>,
+    /// Watcher counts of the watch fan-outs, each a row.
     pub watchers: Vec<usize>,
-    /// Writes per second of the fan-out's writer (it writes for `load.duration`).
+    /// Writes per second of the fan-out's writer.
     pub watch_rate: u32,
+    /// How long the fan-out's writer writes.
+    pub watch_duration: Duration,
+    /// How long watchers may lag behind the last write before their missing events
+    /// count as missed.
+    pub watch_drain: Duration,
+    /// Watches opened at once.
+    pub watch_open_concurrency: usize,
     /// Whether raw etcd is measured too (only with the `etcd` feature).
     pub etcd_limits: bool,
+    /// Whether the embedded store's own API is measured.
+    pub store_limits: bool,
+    /// Whether the bare hyper server is measured.
+    pub baseline: bool,
+    /// Objects the memory measurement loads (`None`: no memory measurement).
+    pub memory_objects: Option<usize>,
+    /// How kapi is filled (lists, memory).
+    pub loader: Loader,
+    /// Serialisations the serialisation reference is the median of.
+    pub serialization_runs: usize,
 }
 
 impl Config {
-    /// The full matrix: 1, 16 and 64 clients, 10 s per cell after 1 s of warm-up,
-    /// lists of 1,000 objects.
-    pub fn full(kapi: PathBuf, backend: Backend) -> Self {
+    /// The matrix, sized to finish in under 10 minutes on two cores: 1, 16 and
+    /// 64 clients, 1.5 s per cell after 0.5 s of warm-up, patch and delete over
+    /// HTTP/1.1 only; lists of 100 (1, 16, 64 clients), 1,000 (1, 16) and 10,000 (1,
+    /// 3 s); 100 and 10,000 watchers at 100 writes/s for 2 s, 10 s to drain; 100,000
+    /// objects for memory and restart; every backend this build has.
+    pub fn full(kapi: PathBuf) -> Self {
         Self {
             kapi,
-            backend,
+            backends: Backend::available(),
             clients: vec![1, 16, 64],
+            // Writes are bound by the storage, not the transport; the targets'
+            // writes (create, update) and every read still run over both.
+            http1_only: vec![Operation::Patch, Operation::Delete],
             load: Load {
-                warmup: Duration::from_secs(1),
-                duration: Duration::from_secs(10),
+                warmup: Duration::from_millis(500),
+                duration: Duration::from_millis(1500),
                 timeout: Duration::from_secs(10),
             },
-            list_size: 1000,
-            watchers: vec![10, 1000],
+            lists: vec![
+                ListPlan {
+                    objects: 100,
+                    clients: vec![1, 16, 64],
+                    duration: None,
+                },
+                ListPlan {
+                    objects: 1000,
+                    clients: vec![1, 16],
+                    duration: None,
+                },
+                ListPlan {
+                    objects: 10_000,
+                    clients: vec![1],
+                    duration: Some(Duration::from_secs(3)),
+                },
+            ],
+            watchers: vec![100, 10_000],
             watch_rate: 100,
+            watch_duration: Duration::from_secs(2),
+            watch_drain: Duration::from_secs(10),
+            watch_open_concurrency: 64,
             etcd_limits: cfg!(feature = "etcd"),
+            store_limits: true,
+            baseline: true,
+            memory_objects: Some(100_000),
+            loader: Loader {
+                clients: 64,
+                transport: Transport::Http2,
+            },
+            serialization_runs: 20,
         }
     }
 
-    /// A few seconds with tiny sizes, to show that everything runs: 2 clients,
-    /// 300 ms per cell, lists of 5 objects. Its figures mean nothing.
-    pub fn smoke(kapi: PathBuf, backend: Backend) -> Self {
+    /// A few seconds with tiny sizes, to show that every path runs: 2 clients,
+    /// 300 ms per cell, lists of 5 and 20, 3 watchers, 1,000 objects for memory and
+    /// restart. Its figures mean nothing.
+    pub fn smoke(kapi: PathBuf) -> Self {
         Self {
             clients: vec![2],
+            http1_only: Vec::new(),
             load: Load {
                 warmup: Duration::from_millis(100),
                 duration: Duration::from_millis(300),
                 timeout: Duration::from_secs(10),
             },
-            list_size: 5,
-            watchers: vec![2],
+            lists: vec![
+                ListPlan {
+                    objects: 5,
+                    clients: vec![2],
+                    duration: None,
+                },
+                ListPlan {
+                    objects: 20,
+                    clients: vec![1],
+                    duration: None,
+                },
+            ],
+            watchers: vec![3],
             watch_rate: 20,
-            ..Self::full(kapi, backend)
+            watch_duration: Duration::from_millis(300),
+            watch_drain: Duration::from_secs(5),
+            memory_objects: Some(1000),
+            loader: Loader {
+                clients: 16,
+                transport: Transport::Http2,
+            },
+            serialization_runs: 3,
+            ..Self::full(kapi)
+        }
+    }
+
+    /// The transports `operation` runs over.
+    fn transports(&self, operation: Operation) -> Vec<Transport> {
+        if self.http1_only.contains(&operation) {
+            vec![Transport::Http1]
+        } else {
+            Transport::ALL.to_vec()
+        }
+    }
+
+    /// How the cells of `plan` are driven.
+    fn list_load(&self, plan: &ListPlan) -> Load {
+        Load {
+            duration: plan.duration.unwrap_or(self.load.duration),
+            ..self.load
+        }
+    }
+
+    fn list_sizes(&self) -> Vec<usize> {
+        self.lists.iter().map(|l| l.objects).collect()
+    }
+
+    fn fan_out(&self, watchers: usize) -> FanOut {
+        FanOut {
+            watchers,
+            rate: self.watch_rate,
+            duration: self.watch_duration,
+            drain: self.watch_drain,
+            open_concurrency: self.watch_open_concurrency,
         }
     }
 }
 
-/// Runs every cell of `config`, reporting progress on stderr; the rows in the order
-/// measured.
-pub async fn run(config: &Config) -> Result<Vec<Row>, String> {
-    let mut rows = Vec::new();
+/// Runs everything `config` asks for, reporting progress on stderr.
+pub async fn run(config: &Config) -> Result<Results, String> {
+    let mut results = Results::default();
+    let etcd = start_etcd(config).await?;
+    let endpoint = etcd_endpoint(etcd.as_ref());
 
-    let baseline = Baseline::start().await?;
-    for transport in Transport::ALL {
-        for &clients in &config.clients {
-            let connections = client::clients(baseline.addr(), transport, clients).await?;
-            let workers = Baseline::get_workers(connections);
-            let cell = Cell {
-                system: System::Baseline,
-                operation: "get".to_string(),
-                transport: transport.to_string(),
-                clients,
-                compare_with: None,
-                is_limit: Some(Limit::BaselineGet(transport)),
-            };
-            rows.push(measure(config.load, workers, cell).await);
+    #[cfg(feature = "etcd")]
+    if config.etcd_limits {
+        let endpoint = endpoint.as_deref().ok_or("the etcd limits without etcd")?;
+        raw_etcd(config, endpoint, &mut results).await?;
+    }
+    if config.store_limits {
+        raw_store(config, &mut results).await?;
+    }
+
+    let mut list_bodies: Vec<(usize, Bytes)> = Vec::new();
+    for &backend in &config.backends {
+        let endpoint = endpoint.as_deref().filter(|_| backend == Backend::Etcd);
+        if backend == Backend::Etcd && endpoint.is_none() {
+            return Err(
+                "kapi-bench was built without the `etcd` feature: rebuild with `--features etcd`"
+                    .to_string(),
+            );
+        }
+        let bodies = kapi_matrix(config, backend, endpoint, &mut results).await?;
+        if list_bodies.is_empty() {
+            list_bodies = bodies;
+        }
+        if let Some(objects) = config.memory_objects {
+            eprintln!("kapi ({backend}): loading {objects} objects for the memory measurement");
+            let row =
+                memory::measure(&config.kapi, backend, endpoint, objects, config.loader).await?;
+            eprintln!("{}", row.progress_line());
+            results.memory.push(row);
         }
     }
-    drop(baseline);
 
-    let etcd = start_etcd(config).await?;
-    #[cfg(feature = "etcd")]
-    if let Some(etcd) = &etcd {
-        rows.extend(raw_etcd(config, &etcd.endpoint()).await?);
+    if config.baseline {
+        baseline(config, list_bodies, &mut results).await?;
+    }
+    // etcd stops (dropped here) after every kapi that used it.
+    Ok(results)
+}
+
+/// kapi on `backend`: every operation, the fan-outs and the serialisation
+/// reference; the bodies of its lists.
+async fn kapi_matrix(
+    config: &Config,
+    backend: Backend,
+    etcd_endpoint: Option<&str>,
+    results: &mut Results,
+) -> Result<Vec<(usize, Bytes)>, String> {
+    let storage = server::Storage {
+        etcd_endpoint: etcd_endpoint.map(str::to_string),
+        prefix: None,
+    };
+    let kapi = KapiProcess::start(&config.kapi, storage).await?;
+    let target = KapiHttp::new(kapi.addr());
+    eprintln!(
+        "kapi ({backend}): pre-loading lists of {:?}",
+        config.list_sizes()
+    );
+    target
+        .preload_lists(&config.list_sizes(), config.loader)
+        .await?;
+    let mut bodies = Vec::new();
+    for objects in config.list_sizes() {
+        bodies.push((objects, target.list_body(objects).await?));
+    }
+    if let Some((objects, body)) = bodies.iter().max_by_key(|(objects, _)| *objects) {
+        let measured =
+            reference::measure(body.clone(), *objects, config.serialization_runs).await?;
+        eprintln!(
+            "serde_json::to_vec of kapi's list of {objects} ({} bytes): median {:?} of {}",
+            measured.bytes, measured.median, measured.runs
+        );
+        results.serialization.push((backend, measured));
     }
 
-    let endpoint = etcd_endpoint(etcd.as_ref()).filter(|_| config.backend == Backend::Etcd);
-    let kapi = KapiProcess::start(&config.kapi, endpoint.as_deref()).await?;
-    let target = KapiHttp::new(kapi.addr());
-    target.preload_list(config.list_size).await?;
-    for operation in Operation::ALL {
-        for transport in Transport::ALL {
+    let system = System::Kapi(backend);
+    let mut cells: Vec<(Operation, Transport, usize, Load)> = Vec::new();
+    for operation in Operation::SINGLE {
+        for transport in config.transports(operation) {
             for &clients in &config.clients {
-                let workers = target.workers(operation, transport, clients).await?;
-                let cell = Cell {
-                    system: System::Kapi(config.backend),
-                    operation: kapi_operation_name(operation, config.list_size),
-                    transport: transport.to_string(),
-                    clients,
-                    compare_with: match operation {
-                        Operation::Get => Some(Limit::BaselineGet(transport)),
-                        Operation::Create => Some(Limit::EtcdTxnCreate),
-                        Operation::Update => Some(Limit::EtcdTxnUpdate),
-                        _ => None,
-                    },
-                    is_limit: None,
-                };
-                rows.push(measure(config.load, workers, cell).await);
+                cells.push((operation, transport, clients, config.load));
             }
         }
     }
-    for (round, &watchers) in config.watchers.iter().enumerate() {
-        let spec = FanOut {
-            watchers,
-            rate: config.watch_rate,
-            duration: config.load.duration,
-        };
-        let measured = fan_out(kapi.addr(), spec, round).await?;
-        let row = Row {
-            cell: Cell {
-                system: System::Kapi(config.backend),
-                operation: format!(
-                    "watch fan-out, {} writes/s (latency: write ack → event)",
-                    config.watch_rate
-                ),
-                transport: Transport::Http1.to_string(),
-                clients: watchers,
-                compare_with: None,
-                is_limit: None,
-            },
-            summary: measured.recorder.summary(measured.elapsed),
-            first_errors: measured.recorder.first_errors().to_vec(),
-        };
-        eprintln!("{}", row.progress_line());
-        rows.push(row);
+    for plan in &config.lists {
+        for transport in Transport::ALL {
+            for &clients in &plan.clients {
+                let operation = Operation::List(plan.objects);
+                cells.push((operation, transport, clients, config.list_load(plan)));
+            }
+        }
     }
-    // kapi stops (dropped) before the etcd it may use.
-    Ok(rows)
+    for (operation, transport, clients, load) in cells {
+        let workers = target.workers(operation, transport, clients).await?;
+        let cell = Cell {
+            system,
+            operation: operation.to_string(),
+            kapi: Some(operation),
+            transport: transport.to_string(),
+            clients,
+            compare_with: kapi_limit(backend, operation, transport),
+            is_limit: None,
+        };
+        results.rows.push(measure(load, workers, cell).await);
+    }
+
+    for (round, &watchers) in config.watchers.iter().enumerate() {
+        let measured = watch::fan_out(kapi.addr(), config.fan_out(watchers), round).await?;
+        let row = FanOutRow { system, measured };
+        eprintln!("{}", row.progress_line());
+        results.fan_outs.push(row);
+    }
+    let memory = kapi.memory()?;
+    eprintln!(
+        "kapi ({backend}): RSS {} after the matrix, peak {}",
+        crate::report::mib(memory.rss),
+        crate::report::mib(memory.peak)
+    );
+    results.matrix_memory.push((backend, memory));
+    if let Some(summary) = kapi.log_summary() {
+        eprintln!("kapi ({backend}): {summary}");
+    }
+    Ok(bodies)
 }
 
-fn kapi_operation_name(operation: Operation, list_size: usize) -> String {
-    match operation {
-        Operation::List => format!("list {list_size} (rv=0)"),
-        other => other.to_string(),
+/// What kapi's `operation` on `backend` is compared with in its row: its storage's own
+/// operation, or the bare server for what the watch cache serves.
+fn kapi_limit(backend: Backend, operation: Operation, transport: Transport) -> Option<Limit> {
+    match (operation, backend) {
+        (Operation::GetCached, _) => Some(Limit::BaselineGet(transport)),
+        (Operation::List(objects), _) => Some(Limit::BaselineList(transport, objects)),
+        (Operation::Create, Backend::Etcd) => Some(Limit::EtcdTxnCreate),
+        (Operation::Update, Backend::Etcd) => Some(Limit::EtcdTxnUpdate),
+        (Operation::GetConsistent, Backend::Etcd) => Some(Limit::EtcdRangeKey),
+        (Operation::Create, Backend::Embedded) => Some(Limit::StoreCreate),
+        (Operation::Update, Backend::Embedded) => Some(Limit::StoreUpdate),
+        (Operation::GetConsistent, Backend::Embedded) => Some(Limit::StoreGet),
+        _ => None,
     }
+}
+
+/// The bare hyper server: the 1 KiB GET at every client count, and each of kapi's
+/// list bodies at its list's client counts, over both transports.
+async fn baseline(
+    config: &Config,
+    list_bodies: Vec<(usize, Bytes)>,
+    results: &mut Results,
+) -> Result<(), String> {
+    let mut cells: Vec<(String, String, Limit, usize, Load)> = Vec::new();
+    for transport in Transport::ALL {
+        for &clients in &config.clients {
+            cells.push((
+                OBJECT_PATH.to_string(),
+                "GET 1 KiB object".to_string(),
+                Limit::BaselineGet(transport),
+                clients,
+                config.load,
+            ));
+        }
+        for (objects, body) in &list_bodies {
+            let Some(plan) = config.lists.iter().find(|l| l.objects == *objects) else {
+                continue;
+            };
+            for &clients in &plan.clients {
+                cells.push((
+                    list_path(*objects),
+                    format!("GET copy of list {objects} ({} KiB)", body.len() / 1024),
+                    Limit::BaselineList(transport, *objects),
+                    clients,
+                    config.list_load(plan),
+                ));
+            }
+        }
+    }
+    let bodies = list_bodies
+        .iter()
+        .map(|(objects, body)| (list_path(*objects), body.clone()))
+        .collect();
+    let server = Baseline::start(bodies).await?;
+    for (path, operation, limit, clients, load) in cells {
+        let transport = match limit {
+            Limit::BaselineGet(t) | Limit::BaselineList(t, _) => t,
+            _ => unreachable!("baseline cells are baseline limits"),
+        };
+        let connections = client::clients(server.addr(), transport, clients).await?;
+        let workers = Baseline::get_workers(connections, &path);
+        let cell = Cell {
+            system: System::Baseline,
+            operation,
+            kapi: None,
+            transport: transport.to_string(),
+            clients,
+            compare_with: None,
+            is_limit: Some(limit),
+        };
+        results.rows.push(measure(load, workers, cell).await);
+    }
+    Ok(())
+}
+
+/// The embedded store's own API: create, get and CAS update at every client count,
+/// lists of the list sizes at their client counts.
+async fn raw_store(config: &Config, results: &mut Results) -> Result<(), String> {
+    let store = RawEmbedded::open().await?;
+    store.preload_lists(&config.list_sizes()).await?;
+    let mut cells: Vec<(StoreOperation, usize, Load)> = Vec::new();
+    for operation in StoreOperation::SINGLE {
+        for &clients in &config.clients {
+            cells.push((operation, clients, config.load));
+        }
+    }
+    for plan in &config.lists {
+        for &clients in &plan.clients {
+            let operation = StoreOperation::ListPrefix(plan.objects);
+            cells.push((operation, clients, config.list_load(plan)));
+        }
+    }
+    for (operation, clients, load) in cells {
+        let workers = store.workers(operation, clients).await?;
+        let cell = Cell {
+            system: System::Store,
+            operation: operation.to_string(),
+            kapi: None,
+            transport: "in-process".to_string(),
+            clients,
+            compare_with: None,
+            is_limit: Some(match operation {
+                StoreOperation::Create => Limit::StoreCreate,
+                StoreOperation::Get => Limit::StoreGet,
+                StoreOperation::Update => Limit::StoreUpdate,
+                StoreOperation::ListPrefix(objects) => Limit::StoreList(objects),
+            }),
+        };
+        results.rows.push(measure(load, workers, cell).await);
+    }
+    store.close().await
 }
 
 /// Drives one cell; one progress line on stderr.
@@ -200,11 +497,11 @@ type Etcd = kapi_testing::EtcdProcess;
 #[cfg(not(feature = "etcd"))]
 type Etcd = std::convert::Infallible;
 
-/// Starts etcd when the backend or the limits need it.
+/// Starts etcd when a backend or the limits need it.
 async fn start_etcd(config: &Config) -> Result<Option<Etcd>, String> {
     #[cfg(feature = "etcd")]
     {
-        if config.backend == Backend::Etcd || config.etcd_limits {
+        if config.backends.contains(&Backend::Etcd) || config.etcd_limits {
             return tokio::task::spawn_blocking(kapi_testing::EtcdProcess::start)
                 .await
                 .map(Some)
@@ -214,17 +511,12 @@ async fn start_etcd(config: &Config) -> Result<Option<Etcd>, String> {
     }
     #[cfg(not(feature = "etcd"))]
     {
-        if config.backend == Backend::Etcd {
-            return Err(
-                "kapi-bench was built without the `etcd` feature: rebuild with `--features etcd`"
-                    .to_string(),
-            );
-        }
+        let _ = config;
         Ok(None)
     }
 }
 
-/// The endpoint kapi should use, on the etcd backend.
+/// etcd's client endpoint.
 fn etcd_endpoint(etcd: Option<&Etcd>) -> Option<String> {
     #[cfg(feature = "etcd")]
     {
@@ -236,32 +528,54 @@ fn etcd_endpoint(etcd: Option<&Etcd>) -> Option<String> {
     }
 }
 
+/// Raw etcd: put, txn create, txn CAS and range key at every client count, ranges of
+/// the list sizes at their client counts, and the watch fan-outs.
 #[cfg(feature = "etcd")]
-async fn raw_etcd(config: &Config, endpoint: &str) -> Result<Vec<Row>, String> {
+async fn raw_etcd(config: &Config, endpoint: &str, results: &mut Results) -> Result<(), String> {
     use crate::targets::etcd::{Operation as EtcdOperation, RawEtcd};
+    use crate::targets::etcd_watch;
+
     let etcd = RawEtcd::connect(endpoint).await?;
-    etcd.preload_list(config.list_size).await?;
-    let mut rows = Vec::new();
-    for operation in EtcdOperation::ALL {
+    etcd.preload_lists(&config.list_sizes()).await?;
+    let mut cells: Vec<(EtcdOperation, usize, Load)> = Vec::new();
+    for operation in EtcdOperation::SINGLE {
         for &clients in &config.clients {
-            let workers = etcd.workers(operation, clients).await?;
-            let cell = Cell {
-                system: System::Etcd,
-                operation: match operation {
-                    EtcdOperation::RangePrefix => format!("{operation} of {}", config.list_size),
-                    other => other.to_string(),
-                },
-                transport: "gRPC".to_string(),
-                clients,
-                compare_with: None,
-                is_limit: match operation {
-                    EtcdOperation::TxnCreate => Some(Limit::EtcdTxnCreate),
-                    EtcdOperation::TxnUpdate => Some(Limit::EtcdTxnUpdate),
-                    _ => None,
-                },
-            };
-            rows.push(measure(config.load, workers, cell).await);
+            cells.push((operation, clients, config.load));
         }
     }
-    Ok(rows)
+    for plan in &config.lists {
+        for &clients in &plan.clients {
+            let operation = EtcdOperation::RangePrefix(plan.objects);
+            cells.push((operation, clients, config.list_load(plan)));
+        }
+    }
+    for (operation, clients, load) in cells {
+        let workers = etcd.workers(operation, clients).await?;
+        let cell = Cell {
+            system: System::Etcd,
+            operation: operation.to_string(),
+            kapi: None,
+            transport: "gRPC".to_string(),
+            clients,
+            compare_with: None,
+            is_limit: Some(match operation {
+                EtcdOperation::Put => Limit::EtcdPut,
+                EtcdOperation::TxnCreate => Limit::EtcdTxnCreate,
+                EtcdOperation::TxnUpdate => Limit::EtcdTxnUpdate,
+                EtcdOperation::RangeKey => Limit::EtcdRangeKey,
+                EtcdOperation::RangePrefix(objects) => Limit::EtcdRangePrefix(objects),
+            }),
+        };
+        results.rows.push(measure(load, workers, cell).await);
+    }
+    for (round, &watchers) in config.watchers.iter().enumerate() {
+        let measured = etcd_watch::fan_out(endpoint, config.fan_out(watchers), round).await?;
+        let row = FanOutRow {
+            system: System::Etcd,
+            measured,
+        };
+        eprintln!("{}", row.progress_line());
+        results.fan_outs.push(row);
+    }
+    Ok(())
 }

@@ -57,6 +57,17 @@ impl Recorder {
         }
     }
 
+    /// Records `count` failed operations with one message for all of them.
+    pub fn record_errors(&mut self, count: u64, message: impl Into<String>) {
+        if count == 0 {
+            return;
+        }
+        self.errors += count;
+        if self.first_errors.len() < KEPT_ERRORS {
+            self.first_errors.push(message.into());
+        }
+    }
+
     /// Adds everything `other` recorded.
     pub fn merge(&mut self, other: &Recorder) {
         self.histogram

@@ -1,10 +1,14 @@
 //! The HTTP limit: a minimal hyper 1.x server in this process (its own tokio task on
-//! `127.0.0.1:0`, HTTP/1.1 and HTTP/2 on one port) answering every request with the
-//! same 1 KiB JSON body, driven by the same client as kapi. kapi's GET by name is
-//! compared with its GET.
+//! `127.0.0.1:0`, HTTP/1.1 and HTTP/2 on one port) answering each of a few paths with
+//! a fixed JSON body, driven by the same client as kapi: [`OBJECT_PATH`] with a 1 KiB
+//! object (kapi's GET by name is compared with it), and any other bodies it is given,
+//! such as a copy of kapi's own list responses (kapi's lists are compared with the
+//! same bytes served without work). Any other path is a 404.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
@@ -20,6 +24,9 @@ use crate::client::Client;
 use crate::driver::{OpFuture, Sample, Worker};
 use crate::targets::OBJECT_SIZE;
 
+/// The path of the 1 KiB object.
+pub const OBJECT_PATH: &str = "/object";
+
 /// The running server; it stops when dropped.
 pub struct Baseline {
     addr: SocketAddr,
@@ -27,30 +34,36 @@ pub struct Baseline {
 }
 
 impl Baseline {
-    /// Starts the server on a free loopback port.
-    pub async fn start() -> Result<Self, String> {
+    /// Starts the server on a free loopback port, answering [`OBJECT_PATH`] with
+    /// [`fixed_body`] and each of `bodies` (path, body) with its body.
+    pub async fn start(bodies: Vec<(String, Bytes)>) -> Result<Self, String> {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .map_err(|e| format!("binding the baseline server: {e}"))?;
         let addr = listener
             .local_addr()
             .map_err(|e| format!("baseline address: {e}"))?;
-        let body = Bytes::from(fixed_body());
+        let mut paths: HashMap<String, Bytes> = bodies.into_iter().collect();
+        paths.insert(OBJECT_PATH.to_string(), Bytes::from(fixed_body()));
+        let paths = Arc::new(paths);
         let accept = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 let _ = stream.set_nodelay(true);
-                let body = body.clone();
+                let paths = paths.clone();
                 tokio::spawn(async move {
-                    let service = service_fn(move |_request: Request<Incoming>| {
-                        let body = body.clone();
+                    let service = service_fn(move |request: Request<Incoming>| {
+                        let body = paths.get(request.uri().path()).cloned();
                         async move {
-                            Ok::<_, Infallible>(
-                                Response::builder()
+                            let response = match body {
+                                Some(body) => Response::builder()
                                     .status(StatusCode::OK)
                                     .header(header::CONTENT_TYPE, "application/json")
-                                    .body(Full::new(body))
-                                    .expect("a valid response"),
-                            )
+                                    .body(Full::new(body)),
+                                None => Response::builder()
+                                    .status(StatusCode::NOT_FOUND)
+                                    .body(Full::new(Bytes::new())),
+                            };
+                            Ok::<_, Infallible>(response.expect("a valid response"))
                         }
                     });
                     let _ = auto::Builder::new(TokioExecutor::new())
@@ -67,16 +80,19 @@ impl Baseline {
         self.addr
     }
 
-    /// One worker per client, each sending GETs.
-    pub fn get_workers(clients: Vec<Client>) -> Vec<Worker> {
+    /// One worker per client, each sending GETs of `path`.
+    pub fn get_workers(clients: Vec<Client>, path: &str) -> Vec<Worker> {
+        let path = Arc::<str>::from(path);
         clients
             .into_iter()
             .map(|client| -> Worker {
+                let path = path.clone();
                 Box::new(move |_seq| -> OpFuture {
                     let client = client.clone();
+                    let path = path.clone();
                     Box::pin(async move {
                         client
-                            .send(Method::GET, "/apis/example.kapi.dev/v1/bench", None)
+                            .send(Method::GET, &path, None)
                             .await?
                             .expect("GET", StatusCode::OK)?;
                         Ok(Sample::Whole)
@@ -92,6 +108,11 @@ impl Drop for Baseline {
         // Open connections end with the runtime; no new ones are accepted.
         self.accept.abort();
     }
+}
+
+/// The path of a list body of `objects` objects.
+pub fn list_path(objects: usize) -> String {
+    format!("/list/{objects}")
 }
 
 /// A JSON object of exactly [`OBJECT_SIZE`] bytes.

@@ -1,14 +1,19 @@
-//! kapi's operations over HTTP, against a running `kapi serve`: create, get by name,
-//! update with `resourceVersion`, merge patch, delete and list (of pre-loaded
-//! objects, with `resourceVersion=0`), on `Widget`s of about 1 KiB.
+//! kapi's operations over HTTP, against a running `kapi serve`: create, get by name
+//! (consistent, and with `resourceVersion=0` from the watch cache), update with
+//! `resourceVersion`, merge patch, delete and lists of pre-loaded objects with
+//! `resourceVersion=0`, on `Widget`s of about 1 KiB; and [`load_widgets`], the
+//! concurrent loader lists and the memory measurement fill kapi with.
 //!
-//! Every cell works on objects of its own (names carry the cell's number), and lists
-//! read a namespace of their own, so cells do not disturb each other's figures.
+//! Every cell works on objects of its own (names carry the cell's number), and each
+//! list size reads a namespace of its own, so cells do not disturb each other's
+//! figures.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Method, StatusCode};
@@ -26,9 +31,6 @@ const NAMESPACES: &str = "/api/v1/namespaces";
 /// The namespace of the single-object operations.
 const NAMESPACE: &str = "default";
 
-/// The namespace of the pre-loaded objects lists read.
-const LIST_NAMESPACE: &str = "bench-list";
-
 /// The size of a widget's JSON as sent; kapi's metadata and defaults bring the stored
 /// object to about 1 KiB.
 const SENT_SIZE: usize = 850;
@@ -37,12 +39,15 @@ const JSON: &str = "application/json";
 const MERGE_PATCH: &str = "application/merge-patch+json";
 
 /// One of kapi's operations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Operation {
     /// POST a new widget.
     Create,
-    /// GET one widget by name.
-    Get,
+    /// GET one widget by name without `resourceVersion`: a consistent read, which
+    /// kapi (as kube-apiserver) serves from the storage (a quorum read on etcd).
+    GetConsistent,
+    /// GET one widget by name with `resourceVersion=0`: served from the watch cache.
+    GetCached,
     /// PUT a widget with the `resourceVersion` of the last write.
     Update,
     /// PATCH a widget with a JSON merge patch.
@@ -50,40 +55,50 @@ pub enum Operation {
     /// DELETE a widget, each after an untimed create of it: latencies are the
     /// deletes', throughput counts create-and-delete pairs.
     Delete,
-    /// GET the list of the pre-loaded widgets with `resourceVersion=0`.
-    List,
+    /// GET the list of this many pre-loaded widgets with `resourceVersion=0`.
+    List(usize),
 }
 
 impl Operation {
-    /// Every operation, in the order the report shows them.
-    pub const ALL: [Operation; 6] = [
+    /// The single-object operations, in the order the report shows them.
+    pub const SINGLE: [Operation; 6] = [
         Operation::Create,
-        Operation::Get,
+        Operation::GetConsistent,
+        Operation::GetCached,
         Operation::Update,
         Operation::Patch,
         Operation::Delete,
-        Operation::List,
     ];
 }
 
 impl fmt::Display for Operation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Operation::Create => "create",
-            Operation::Get => "get",
-            Operation::Update => "update",
-            Operation::Patch => "patch (merge)",
-            Operation::Delete => "delete (after an untimed create)",
-            Operation::List => "list (rv=0)",
-        })
+        match self {
+            Operation::Create => f.write_str("create"),
+            Operation::GetConsistent => f.write_str("get (consistent)"),
+            Operation::GetCached => f.write_str("get rv=0"),
+            Operation::Update => f.write_str("update"),
+            Operation::Patch => f.write_str("patch (merge)"),
+            Operation::Delete => f.write_str("delete (after an untimed create)"),
+            Operation::List(objects) => write!(f, "list {objects} (rv=0)"),
+        }
     }
+}
+
+/// How kapi is filled with objects: concurrent creates over one transport.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Loader {
+    /// Concurrent creates.
+    pub clients: usize,
+    /// How they travel.
+    pub transport: Transport,
 }
 
 /// A running kapi, reached at one address.
 pub struct KapiHttp {
     addr: SocketAddr,
     cells: AtomicU64,
-    listed: Mutex<Option<usize>>,
+    listed: Mutex<BTreeSet<usize>>,
 }
 
 impl KapiHttp {
@@ -92,23 +107,37 @@ impl KapiHttp {
         Self {
             addr,
             cells: AtomicU64::new(0),
-            listed: Mutex::new(None),
+            listed: Mutex::new(BTreeSet::new()),
         }
     }
 
-    /// Creates the list namespace with `objects` widgets in it, once per server (the
-    /// size of the first call stays).
-    pub async fn preload_list(&self, objects: usize) -> Result<(), String> {
-        if self.listed.lock().expect("not poisoned").is_some() {
-            return Ok(());
+    /// Where kapi listens.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Fills one namespace per list size with that many widgets with `loader`; sizes
+    /// already loaded are skipped.
+    pub async fn preload_lists(&self, sizes: &[usize], loader: Loader) -> Result<(), String> {
+        for &objects in sizes {
+            if self.listed.lock().expect("not poisoned").contains(&objects) {
+                continue;
+            }
+            load_widgets(self.addr, &list_namespace(objects), objects, loader).await?;
+            self.listed.lock().expect("not poisoned").insert(objects);
         }
-        let client = Client::connect(self.addr, Transport::Http1).await?;
-        create_namespace(&client, LIST_NAMESPACE).await?;
-        for i in 0..objects {
-            create(&client, LIST_NAMESPACE, &format!("listed-{i}")).await?;
-        }
-        *self.listed.lock().expect("not poisoned") = Some(objects);
         Ok(())
+    }
+
+    /// One list of `objects` pre-loaded widgets with `resourceVersion=0`, as kapi
+    /// answers it.
+    pub async fn list_body(&self, objects: usize) -> Result<Bytes, String> {
+        let client = Client::connect(self.addr, Transport::Http1).await?;
+        let reply = client
+            .send(Method::GET, &list_path(objects), None)
+            .await?
+            .expect("LIST", StatusCode::OK)?;
+        Ok(reply.body)
     }
 
     /// One worker per client for `operation` over `transport`, after the objects the
@@ -126,9 +155,14 @@ impl KapiHttp {
             let prefix = format!("c{cell}-w{i}");
             let worker = match operation {
                 Operation::Create => creator(client, prefix),
-                Operation::Get => {
+                Operation::GetConsistent => {
                     create(&client, NAMESPACE, &prefix).await?;
-                    getter(client, prefix)
+                    getter(client, object_path(NAMESPACE, &prefix))
+                }
+                Operation::GetCached => {
+                    create(&client, NAMESPACE, &prefix).await?;
+                    let path = format!("{}?resourceVersion=0", object_path(NAMESPACE, &prefix));
+                    getter(client, path)
                 }
                 Operation::Update => {
                     let created = create(&client, NAMESPACE, &prefix).await?;
@@ -140,17 +174,85 @@ impl KapiHttp {
                     patcher(client, prefix)
                 }
                 Operation::Delete => deleter(client, prefix),
-                Operation::List => {
-                    if self.listed.lock().expect("not poisoned").is_none() {
-                        return Err("list before preload_list".to_string());
+                Operation::List(objects) => {
+                    if !self.listed.lock().expect("not poisoned").contains(&objects) {
+                        return Err(format!("a list of {objects} before preload_lists"));
                     }
-                    lister(client)
+                    getter(client, list_path(objects))
                 }
             };
             workers.push(worker);
         }
         Ok(workers)
     }
+}
+
+/// Creates `namespace` (unless it exists) and `count` widgets `w-0`, `w-1`, … in it
+/// with `loader`; how long the creates took.
+pub async fn load_widgets(
+    addr: SocketAddr,
+    namespace: &str,
+    count: usize,
+    loader: Loader,
+) -> Result<Duration, String> {
+    let connections = client::clients(addr, loader.transport, loader.clients.max(1)).await?;
+    create_namespace(&connections[0], namespace).await?;
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let tasks: Vec<_> = connections
+        .into_iter()
+        .map(|client| {
+            let next = next.clone();
+            let namespace = namespace.to_string();
+            tokio::spawn(async move {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= count {
+                        return Ok::<_, String>(());
+                    }
+                    create(&client, &namespace, &format!("w-{i}")).await?;
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await
+            .map_err(|e| format!("a loader task: {e}"))?
+            .map_err(|e| format!("loading {namespace}: {e}"))?;
+    }
+    Ok(started.elapsed())
+}
+
+/// The JSON of widget `name` in `namespace` as kapi serves it; with `cached`, read
+/// with `resourceVersion=0` (from the watch cache).
+pub async fn get_widget(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+    cached: bool,
+) -> Result<Bytes, String> {
+    let mut path = object_path(namespace, name);
+    if cached {
+        path.push_str("?resourceVersion=0");
+    }
+    Ok(client
+        .send(Method::GET, &path, None)
+        .await?
+        .expect("GET", StatusCode::OK)?
+        .body)
+}
+
+/// The namespace of the pre-loaded list of `objects` widgets.
+fn list_namespace(objects: usize) -> String {
+    format!("bench-list-{objects}")
+}
+
+/// The path of the list of `objects` pre-loaded widgets, with `resourceVersion=0`.
+fn list_path(objects: usize) -> String {
+    format!(
+        "{}?resourceVersion=0",
+        collection_path(&list_namespace(objects))
+    )
 }
 
 fn creator(client: Client, prefix: String) -> Worker {
@@ -164,8 +266,8 @@ fn creator(client: Client, prefix: String) -> Worker {
     })
 }
 
-fn getter(client: Client, name: String) -> Worker {
-    let path = Arc::<str>::from(object_path(NAMESPACE, &name));
+fn getter(client: Client, path: String) -> Worker {
+    let path = Arc::<str>::from(path);
     Box::new(move |_seq| -> OpFuture {
         let client = client.clone();
         let path = path.clone();
@@ -238,40 +340,24 @@ fn deleter(client: Client, prefix: String) -> Worker {
     })
 }
 
-fn lister(client: Client) -> Worker {
-    let path = Arc::<str>::from(format!(
-        "{}?resourceVersion=0",
-        collection_path(LIST_NAMESPACE)
-    ));
-    Box::new(move |_seq| -> OpFuture {
-        let client = client.clone();
-        let path = path.clone();
-        Box::pin(async move {
-            client
-                .send(Method::GET, &path, None)
-                .await?
-                .expect("LIST", StatusCode::OK)?;
-            Ok(Sample::Whole)
-        })
-    })
-}
-
-/// POSTs the widget `name` into `namespace`; the reply must be 201.
-/// Creates namespace `name`.
+/// Creates namespace `name`; one that already exists is left as it is.
 pub(crate) async fn create_namespace(client: &Client, name: &str) -> Result<(), String> {
     let namespace = serde_json::json!({
         "apiVersion": "v1",
         "kind": "Namespace",
         "metadata": {"name": name},
     });
-    client
+    let reply = client
         .send(
             Method::POST,
             NAMESPACES,
             Some((JSON, Bytes::from(namespace.to_string()))),
         )
-        .await?
-        .expect("creating a namespace", StatusCode::CREATED)?;
+        .await?;
+    if reply.status == StatusCode::CONFLICT {
+        return Ok(());
+    }
+    reply.expect("creating a namespace", StatusCode::CREATED)?;
     Ok(())
 }
 

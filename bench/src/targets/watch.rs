@@ -1,11 +1,9 @@
-//! Watch fan-out: W watchers of one resource (each on its own HTTP/1.1 connection)
-//! and one writer creating widgets at a fixed rate. An event's latency runs from the
-//! writer's acknowledgement (the create's response) to a watcher reading the event,
-//! as the issue measures it; an event read before its acknowledgement counts as 0.
-//! Every watcher must see every write: a missing event is an error.
+//! kapi's watch fan-out: W watchers of the widgets of one namespace, each on an
+//! HTTP/1.1 connection of its own (as W separate clients would be), and one writer
+//! creating widgets over HTTP/2, measured by [`crate::fanout`].
 
 use std::net::SocketAddr;
-use std::time::Duration;
+use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
 use http::{Request, StatusCode, header};
@@ -16,7 +14,7 @@ use tokio::time::Instant;
 
 use super::kapi_http::{collection_path, create, create_namespace};
 use crate::client::{Client, Transport, tcp};
-use crate::stats::Recorder;
+use crate::fanout::{self, Arrivals, FanOut, FanOutMeasured, WriteFuture};
 
 /// The namespace the fan-out writes to and watches.
 const NAMESPACE: &str = "bench-watch";
@@ -24,92 +22,40 @@ const NAMESPACE: &str = "bench-watch";
 /// The prefix of the writer's object names; the number after it is the write's.
 const NAME_PREFIX: &str = "fanout-";
 
-/// One fan-out measurement.
-#[derive(Clone, Copy, Debug)]
-pub struct FanOut {
-    /// Concurrent watchers.
-    pub watchers: usize,
-    /// Writes per second.
-    pub rate: u32,
-    /// How long the writer writes.
-    pub duration: Duration,
-}
-
-/// What a fan-out measured: one latency per event delivered to a watcher.
-pub struct FanOutMeasured {
-    /// Latencies (write acknowledgement → event read) and errors (events missed).
-    pub recorder: Recorder,
-    /// From the first write until the last watcher was done.
-    pub elapsed: Duration,
-}
-
 /// Runs one fan-out against kapi at `addr`; `round` keeps names apart between runs.
 pub async fn fan_out(
     addr: SocketAddr,
     spec: FanOut,
     round: usize,
 ) -> Result<FanOutMeasured, String> {
-    let client = Client::connect(addr, Transport::Http1).await?;
-    if round == 0 {
-        create_namespace(&client, NAMESPACE).await?;
-    }
-    let start_rv = current_resource_version(&client).await?;
-    let writes = (spec.rate as f64 * spec.duration.as_secs_f64())
-        .ceil()
-        .max(1.0) as usize;
-    let prefix = format!("{NAME_PREFIX}{round}-");
+    let writer = Client::connect(addr, Transport::Http2).await?;
+    create_namespace(&writer, NAMESPACE).await?;
+    let start_rv = Arc::<str>::from(current_resource_version(&writer).await?);
+    let writes = spec.writes();
+    let prefix = Arc::<str>::from(format!("{NAME_PREFIX}{round}-"));
+    let timeout_seconds = (spec.duration + spec.drain).as_secs() + 120;
     let (done_tx, done_rx) = watch::channel(false);
-    let mut watchers = Vec::with_capacity(spec.watchers);
-    for _ in 0..spec.watchers {
-        let stream = open_watch(addr, &start_rv, spec.duration).await?;
-        watchers.push(tokio::spawn(read_events(
-            stream,
-            prefix.clone(),
-            writes,
-            done_rx.clone(),
-        )));
-    }
-    // The writer: one create every 1/rate seconds; its acknowledgement times.
-    let started = Instant::now();
-    let mut acks: Vec<Option<Instant>> = vec![None; writes];
-    let mut interval = tokio::time::interval(Duration::from_secs_f64(1.0 / f64::from(spec.rate)));
-    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut recorder = Recorder::new();
-    for (i, ack) in acks.iter_mut().enumerate() {
-        interval.tick().await;
-        match create(&client, NAMESPACE, &format!("{prefix}{i}")).await {
-            Ok(_) => *ack = Some(Instant::now()),
-            Err(e) => recorder.record_error(format!("write {i}: {e}")),
+    let opening = Instant::now();
+    let watchers = fanout::open_watchers(spec.watchers, spec.open_concurrency, move |_| {
+        let start_rv = start_rv.clone();
+        let prefix = prefix.clone();
+        let done = done_rx.clone();
+        async move {
+            let body = open_watch(addr, &start_rv, timeout_seconds).await?;
+            Ok(tokio::spawn(read_events(body, prefix, writes, done)))
         }
-    }
-    // Watchers get a bounded grace period to catch up, then stop.
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let _ = done_tx.send(true);
-    for watcher in watchers {
-        let seen = match tokio::time::timeout_at(deadline, watcher).await {
-            Ok(Ok(seen)) => seen,
-            Ok(Err(e)) => {
-                recorder.record_error(format!("watcher task: {e}"));
-                continue;
-            }
-            Err(_) => {
-                recorder.record_error("watcher did not stop in time");
-                continue;
-            }
-        };
-        for (i, ack) in acks.iter().enumerate() {
-            match (seen[i], ack) {
-                (Some(read), Some(ack)) => recorder.record(read.saturating_duration_since(*ack)),
-                (None, Some(_)) => recorder.record_error(format!("event {i} never arrived")),
-                _ => {}
-            }
-        }
-    }
-    Ok(FanOutMeasured {
-        recorder,
-        elapsed: started.elapsed(),
     })
+    .await?;
+    let opened_in = opening.elapsed();
+    let prefix = format!("{NAME_PREFIX}{round}-");
+    let mut measured = fanout::run(spec, watchers, done_tx, move |i| -> WriteFuture {
+        let writer = writer.clone();
+        let name = format!("{prefix}{i}");
+        Box::pin(async move { create(&writer, NAMESPACE, &name).await.map(drop) })
+    })
+    .await;
+    measured.opened_in = opened_in;
+    Ok(measured)
 }
 
 /// The list's resourceVersion: where the watches start.
@@ -136,16 +82,15 @@ type WatchBody = hyper::body::Incoming;
 async fn open_watch(
     addr: SocketAddr,
     resource_version: &str,
-    duration: Duration,
+    timeout_seconds: u64,
 ) -> Result<WatchBody, String> {
     let (mut sender, connection) = http1::handshake(tcp(addr).await?)
         .await
         .map_err(|e| format!("HTTP/1.1 handshake: {e}"))?;
     tokio::spawn(connection);
-    let timeout = duration.as_secs() + 60;
     let request = Request::builder()
         .uri(format!(
-            "{}?watch=true&resourceVersion={resource_version}&timeoutSeconds={timeout}",
+            "{}?watch=true&resourceVersion={resource_version}&timeoutSeconds={timeout_seconds}",
             collection_path(NAMESPACE)
         ))
         .header(header::HOST, addr.to_string())
@@ -162,19 +107,18 @@ async fn open_watch(
     Ok(response.into_body())
 }
 
-/// Reads watch events until all `writes` arrived or `done` turns true; when each
-/// write's event was read.
+/// Reads watch events until all `writes` arrived, the stream ends or `done` turns
+/// true (or its sender is gone).
 async fn read_events(
     mut body: WatchBody,
-    prefix: String,
+    prefix: Arc<str>,
     writes: usize,
     mut done: watch::Receiver<bool>,
-) -> Vec<Option<Instant>> {
-    let mut seen = vec![None; writes];
-    let mut count = 0;
+) -> Arrivals {
+    let mut arrivals = Arrivals::new(writes);
     let mut pending = BytesMut::new();
     let marker = format!("\"name\":\"{prefix}");
-    while count < writes {
+    while !arrivals.complete() {
         let frame = tokio::select! {
             frame = body.frame() => frame,
             _ = done.wait_for(|d| *d) => break,
@@ -184,20 +128,18 @@ async fn read_events(
             continue;
         };
         let now = Instant::now();
+        // Only the new bytes can hold the end of a line.
+        let mut searched = pending.len();
         pending.extend_from_slice(&data);
-        while let Some(end) = pending.iter().position(|&b| b == b'\n') {
-            let line = pending.split_to(end + 1);
+        while let Some(end) = pending[searched..].iter().position(|&b| b == b'\n') {
+            let line = pending.split_to(searched + end + 1);
+            searched = 0;
             if let Some(i) = write_number(&line, marker.as_bytes()) {
-                if let Some(slot) = seen.get_mut(i) {
-                    if slot.is_none() {
-                        *slot = Some(now);
-                        count += 1;
-                    }
-                }
+                arrivals.record(i, now);
             }
         }
     }
-    seen
+    arrivals
 }
 
 /// The write number in a watch line (`"name":"fanout-R-N"`), found without parsing
