@@ -190,4 +190,45 @@ mod connection {
             other => panic!("expected Expired, got {other:?}"),
         }
     }
+
+    /// etcd-client reads at most 4 MB per reply unless told otherwise: an unpaged list
+    /// (and a watch event) bigger than that must still be read, as kube-apiserver reads
+    /// them (etcd's own request limit is 1.5 MiB, so each value stays below it).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn replies_larger_than_four_megabytes_are_read() {
+        let etcd = start_etcd().await;
+        let storage = EtcdStorage::connect_with(&[etcd.endpoint()], quick())
+            .await
+            .unwrap();
+        let value = Bytes::from(vec![b'x'; 1024 * 1024]);
+        let start = storage.current_revision().await.unwrap();
+        for i in 0..6 {
+            storage
+                .create(&format!("/big/k{i}"), value.clone())
+                .await
+                .unwrap();
+        }
+        let list = storage
+            .list(&kapi_storage::ListRequest {
+                prefix: "/big/".to_string(),
+                ..Default::default()
+            })
+            .await
+            .expect("a 6 MiB list is read");
+        assert_eq!(list.items.len(), 6);
+        assert!(list.items.iter().all(|kv| kv.value == value));
+        // A watch from before the writes replays them (etcd may batch them in one reply).
+        let mut watch = storage.watch("/big/", start).await.unwrap();
+        let mut seen = 0;
+        while seen < 6 {
+            match tokio::time::timeout(Duration::from_secs(10), watch.next()).await {
+                Ok(Some(Ok(WatchItem::Event(event)))) => {
+                    assert_eq!(event.value.len(), value.len());
+                    seen += 1;
+                }
+                Ok(Some(Ok(WatchItem::Progress(_)))) => {}
+                other => panic!("expected the replayed writes, got {other:?}"),
+            }
+        }
+    }
 }

@@ -87,6 +87,10 @@ pub struct EmbeddedConfig {
     /// Background compaction; `None` keeps all history until [`Storage::compact`] is
     /// called. Default: [`CompactionPolicy::default`].
     pub compaction: Option<CompactionPolicy>,
+    /// Bytes of redb's own page cache. Default: 64 MiB — reads the API can answer from
+    /// memory come from the watch cache, so redb's default (1 GiB) only held a second
+    /// copy of every object (issue #6's memory measurement).
+    pub cache_size: usize,
 }
 
 impl Default for EmbeddedConfig {
@@ -96,11 +100,18 @@ impl Default for EmbeddedConfig {
             watch_buffer: 4096,
             max_batch: 512,
             compaction: Some(CompactionPolicy::default()),
+            cache_size: 64 * 1024 * 1024,
         }
     }
 }
 
 impl EmbeddedConfig {
+    /// Sets [`EmbeddedConfig::cache_size`].
+    pub fn with_cache_size(mut self, bytes: usize) -> Self {
+        self.cache_size = bytes;
+        self
+    }
+
     /// Sets [`EmbeddedConfig::progress_interval`].
     pub fn with_progress_interval(mut self, interval: Duration) -> Self {
         self.progress_interval = interval;
@@ -181,7 +192,10 @@ impl EmbeddedStorage {
     pub fn open_with(dir: &Path, config: EmbeddedConfig) -> Result<Self> {
         std::fs::create_dir_all(dir)
             .map_err(|e| StorageError::internal(format!("cannot create {}", dir.display()), e))?;
-        let db = Database::create(dir.join(DATABASE_FILE)).map_err(redb_error)?;
+        let db = Database::builder()
+            .set_cache_size(config.cache_size)
+            .create(dir.join(DATABASE_FILE))
+            .map_err(redb_error)?;
         // Create the tables so read transactions always find them.
         let txn = db.begin_write().map_err(redb_error)?;
         txn.open_table(KV).map_err(redb_error)?;

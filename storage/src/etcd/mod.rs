@@ -55,6 +55,11 @@ use crate::interface::{
     Deleted, KeyValue, ListRequest, ListResponse, ReadAt, Result, Revision, Storage, WatchStream,
 };
 
+/// The largest reply read from etcd: etcd-client's default of 4 MB made an unpaged list
+/// of more than 4 MB of objects (or a cache page of large ones) fail; kube-apiserver
+/// sets `MaxCallRecvMsgSize` to the same `math.MaxInt32`.
+const MAX_REPLY: usize = i32::MAX as usize;
+
 /// Settings of an [`EtcdStorage`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EtcdConfig {
@@ -204,7 +209,11 @@ impl EtcdStorage {
         if self.shared.closed.load(Ordering::Acquire) {
             return Err(closed());
         }
-        Ok(self.shared.client.kv_client())
+        Ok(self
+            .shared
+            .client
+            .kv_client()
+            .max_decoding_message_size(MAX_REPLY))
     }
 
     /// Runs a request, retrying with backoff until the request timeout passes: any
@@ -222,7 +231,14 @@ impl EtcdStorage {
         let deadline = Instant::now() + self.shared.config.request_timeout;
         let mut backoff = self.shared.config.initial_backoff;
         loop {
-            match request(self.shared.client.kv_client()).await {
+            match request(
+                self.shared
+                    .client
+                    .kv_client()
+                    .max_decoding_message_size(MAX_REPLY),
+            )
+            .await
+            {
                 Err(error)
                     if (kind(&error) == Kind::NotSent
                         || (idempotent && kind(&error) == Kind::Unavailable))
@@ -351,7 +367,11 @@ impl EtcdStorage {
         let deadline = Instant::now() + self.shared.config.request_timeout;
         let mut backoff = self.shared.config.initial_backoff;
         loop {
-            let mut client = self.shared.client.watch_client();
+            let mut client = self
+                .shared
+                .client
+                .watch_client()
+                .max_decoding_message_size(MAX_REPLY);
             match client.watch(key.clone(), Some(options.clone())).await {
                 Err(error)
                     if matches!(kind(&error), Kind::NotSent | Kind::Unavailable)
