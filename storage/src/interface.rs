@@ -314,7 +314,8 @@ pub enum UpdateError<E> {
 /// Reads `key`, lets `try_update` compute the new value from the current one, and writes
 /// it with a compare-and-swap on the revision it read, retrying from a fresh read when
 /// another writer came first: `GuaranteedUpdate` in k8s.io/apiserver. The first read
-/// may be stale (`ReadAt::Any`, from a cache); a refusal or a no-op computed from it is
+/// may be stale (`ReadAt::NotOlderThan(0)`: a cache answers with what it has); a
+/// refusal or a no-op computed from it is
 /// computed again from the latest state before it counts. `try_update` may run several
 /// times and must be free of side effects. The write is a plain
 /// [`Storage::update`], so a time-to-live the key had is cleared; see
@@ -351,12 +352,13 @@ where
                 key: key.to_string(),
             })
     };
-    // The first attempt starts from whatever state is at hand (a watch cache answers
-    // `Any` from memory): it is usually current, and the compare-and-swap catches it
-    // when it is not. Only what the stale state cannot decide is read again, as
-    // kube-apiserver's GuaranteedUpdate does with the cacher's object
-    // (`origStateIsCurrent`).
-    let (mut current, mut is_current) = match storage.get(key, ReadAt::Any).await? {
+    // The first attempt starts from whatever state is at hand: a watch cache answers
+    // "not older than revision 0" from memory at once, without waiting for this
+    // replica's own writes as `Any` does. That state is usually current, and the
+    // compare-and-swap catches it when it is not. Only what the stale state cannot
+    // decide is read again, as kube-apiserver's GuaranteedUpdate does with the
+    // cacher's object (`origStateIsCurrent`).
+    let (mut current, mut is_current) = match storage.get(key, ReadAt::NotOlderThan(0)).await? {
         Some(kv) => (kv, false),
         None => (latest().await?, true),
     };

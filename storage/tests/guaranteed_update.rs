@@ -2,7 +2,7 @@
 //! read) and still decides on the latest one: a refusal or a no-op computed from the
 //! stale state is computed again from the latest, and a write from it loses the
 //! compare-and-swap and is retried. The stale reads come from a wrapper around the
-//! embedded store that answers `Any` with a state frozen earlier.
+//! embedded store that answers them with a state frozen earlier.
 
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
@@ -14,7 +14,8 @@ use kapi_storage::{
     Storage, Update, UpdateError, Updated, WatchStream, guaranteed_update,
 };
 
-/// The embedded store, except that `Any` reads of one key answer a frozen state.
+/// The embedded store, except that reads of one key that accept any state answer a
+/// frozen one.
 struct StaleAny {
     inner: EmbeddedStorage,
     frozen: Mutex<Option<KeyValue>>,
@@ -41,7 +42,11 @@ impl Storage for StaleAny {
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
         match frozen {
-            Some(kv) if read_at == ReadAt::Any && kv.key == key => Ok(Some(kv)),
+            Some(kv)
+                if matches!(read_at, ReadAt::Any | ReadAt::NotOlderThan(0)) && kv.key == key =>
+            {
+                Ok(Some(kv))
+            }
             _ => self.inner.get(key, read_at).await,
         }
     }
@@ -77,7 +82,7 @@ impl Storage for StaleAny {
     }
 }
 
-/// A store where `/k` holds "v2" and `Any` reads still see "v1".
+/// A store where `/k` holds "v2" and reads that accept any state still see "v1".
 async fn stale_store() -> (StaleAny, KeyValue, KeyValue, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let store = StaleAny {
