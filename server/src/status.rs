@@ -341,20 +341,7 @@ mod tests {
     use kapi_core::{FieldError, FieldPath};
 
     fn widget() -> ResourceInfo {
-        let crd = kapi_core::crd::CustomResourceDefinition::parse(&json!({
-            "apiVersion": "apiextensions.k8s.io/v1",
-            "kind": "CustomResourceDefinition",
-            "metadata": {"name": "widgets.example.kapi.dev"},
-            "spec": {
-                "group": "example.kapi.dev",
-                "scope": "Namespaced",
-                "names": {"kind": "Widget", "plural": "widgets"},
-                "versions": [{"name": "v1", "served": true, "storage": true,
-                    "schema": {"openAPIV3Schema": {"type": "object"}}}]
-            }
-        }))
-        .unwrap();
-        crd.resource_info(&crd.versions[0])
+        crate::registry::test_support::widget_info("v1")
     }
 
     #[test]

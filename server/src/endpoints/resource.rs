@@ -113,12 +113,7 @@ where
             };
             let stored = store.get_stored(namespace, &name, read_at).await?;
             if output == Output::Json {
-                let body = stored.to_json(info)?;
-                return Ok(document(
-                    StatusCode::OK,
-                    negotiation::content_type(output),
-                    body,
-                ));
+                return Ok(json_ok(stored.to_json(info)?));
             }
             respond(
                 &store,
@@ -133,12 +128,7 @@ where
             let opts = query.list_options()?;
             let list = store.list_objects(namespace, &opts).await?;
             if output == Output::Json {
-                let body = list.to_json(info)?;
-                return Ok(document(
-                    StatusCode::OK,
-                    negotiation::content_type(output),
-                    body,
-                ));
+                return Ok(json_ok(list.to_json(info)?));
             }
             respond(
                 &store,
@@ -356,6 +346,15 @@ where
         return Ok(None);
     }
     Ok(Some(decode_body(&content_type, &bytes)?.value))
+}
+
+/// A 200 with a JSON body made from stored bytes.
+fn json_ok(body: bytes::Bytes) -> Response<Body> {
+    document(
+        StatusCode::OK,
+        negotiation::content_type(Output::Json),
+        body,
+    )
 }
 
 /// Encodes an object or list in the client's format.

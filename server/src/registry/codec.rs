@@ -139,20 +139,7 @@ mod tests {
     use serde_json::json;
 
     fn info() -> ResourceInfo {
-        let crd = kapi_core::crd::CustomResourceDefinition::parse(&json!({
-            "apiVersion": "apiextensions.k8s.io/v1",
-            "kind": "CustomResourceDefinition",
-            "metadata": {"name": "widgets.example.kapi.dev"},
-            "spec": {
-                "group": "example.kapi.dev",
-                "scope": "Namespaced",
-                "names": {"kind": "Widget", "plural": "widgets"},
-                "versions": [{"name": "v2", "served": true, "storage": true,
-                    "schema": {"openAPIV3Schema": {"type": "object"}}}]
-            }
-        }))
-        .unwrap();
-        crd.resource_info(&crd.versions[0])
+        crate::registry::test_support::widget_info("v2")
     }
 
     fn spliced_equals_decoded(stored: &Value) {

@@ -325,20 +325,7 @@ mod tests {
 
     #[test]
     fn json_lists_are_the_parsed_lists_serialized() {
-        let crd = kapi_core::crd::CustomResourceDefinition::parse(&json!({
-            "apiVersion": "apiextensions.k8s.io/v1",
-            "kind": "CustomResourceDefinition",
-            "metadata": {"name": "widgets.example.kapi.dev"},
-            "spec": {
-                "group": "example.kapi.dev",
-                "scope": "Namespaced",
-                "names": {"kind": "Widget", "plural": "widgets"},
-                "versions": [{"name": "v1", "served": true, "storage": true,
-                    "schema": {"openAPIV3Schema": {"type": "object"}}}]
-            }
-        }))
-        .unwrap();
-        let info = crd.resource_info(&crd.versions[0]);
+        let info = crate::registry::test_support::widget_info("v1");
         let item = |name: &str, revision| ListItem {
             stored: StoredObject {
                 value: super::super::codec::encode(&json!({"apiVersion": "example.kapi.dev/v1",
