@@ -1,0 +1,1 @@
+//! Authentication: turning a request's credentials into a [`UserInfo`](crate::UserInfo).

@@ -1,0 +1,23 @@
+//! Authorization: what a request asks to do ([`Attributes`]) and whether its user may.
+
+mod attributes;
+
+pub use attributes::Attributes;
+
+/// An authorizer's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Allowed; the reason says by what (`RBAC: allowed by ClusterRoleBinding "x" of ClusterRole "y" to User "z"`).
+    Allow(String),
+    /// Not allowed by this authorizer; the reason, if any, is added to the 403 message.
+    NoOpinion(String),
+    /// Explicitly denied.
+    Deny(String),
+}
+
+impl Decision {
+    /// Whether the request may go on.
+    pub fn allowed(&self) -> bool {
+        matches!(self, Decision::Allow(_))
+    }
+}
