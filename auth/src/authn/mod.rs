@@ -1,1 +1,12 @@
 //! Authentication: turning a request's credentials into a [`UserInfo`](crate::UserInfo).
+//!
+//! Each authenticator answers for one kind of credential; the server tries them in
+//! kube-apiserver's order (client certificate, then bearer tokens) and refuses a request
+//! whose credential none accepts.
+
+pub mod service_account;
+pub mod token_file;
+pub mod x509;
+
+pub use service_account::{ServiceAccountClaims, ServiceAccountTokens, TokenError};
+pub use token_file::TokenFile;
