@@ -31,6 +31,7 @@
 //!     compaction_interval: Some(std::time::Duration::from_secs(300)),
 //!     service_ranges: Default::default(),
 //!     event_ttl: std::time::Duration::from_secs(3600),
+//!     security: Default::default(),
 //! };
 //! serve(config, resources, shutdown_signal()).await
 //! # }
@@ -38,6 +39,8 @@
 
 pub mod allocation;
 pub mod apiextensions;
+pub mod authentication;
+pub mod authorization;
 pub mod bootstrap;
 pub mod compactor;
 pub mod controllers;
@@ -49,8 +52,10 @@ pub mod hooks;
 pub mod kubeconfig;
 pub mod metrics;
 pub mod openapi;
+pub mod pki;
 pub mod presentation;
 pub mod registry;
 pub mod server;
 pub mod status;
 pub mod table;
+pub mod tls;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 use kapi_server::allocation::ServiceRanges;
 use kapi_server::registry::Resources;
-use kapi_server::server::{ServeConfig, serve, shutdown_signal};
+use kapi_server::server::{SecurityConfig, ServeConfig, serve, shutdown_signal};
 
 // Every request allocates a few hundred small objects (JSON values, headers, futures);
 // mimalloc's thread-local free lists serve them several times faster than glibc's
@@ -54,7 +54,44 @@ enum Command {
         /// The range of Service node ports.
         #[arg(long, default_value = "30000-32767", value_parser = ServiceRanges::parse_port_range)]
         service_node_port_range: std::ops::RangeInclusive<u16>,
+        #[command(flatten)]
+        security: SecurityFlags,
     },
+}
+
+/// TLS, authentication and authorization flags, named as kube-apiserver's.
+#[derive(clap::Args)]
+struct SecurityFlags {
+    /// Serve plain HTTP instead of HTTPS, only on a loopback address; requests without
+    /// credentials are then cluster-admin.
+    #[arg(long)]
+    insecure_http: bool,
+    /// The serving certificate (PEM, with its chain); the server's own CA signs one
+    /// when absent.
+    #[arg(long, requires = "tls_private_key_file")]
+    tls_cert_file: Option<PathBuf>,
+    /// The serving certificate's private key (PEM).
+    #[arg(long, requires = "tls_cert_file")]
+    tls_private_key_file: Option<PathBuf>,
+    /// More names (DNS or IP) for the server's own serving certificate.
+    #[arg(long = "tls-san", value_delimiter = ',')]
+    tls_sans: Vec<String>,
+    /// CA bundle (PEM) whose client certificates are accepted (CN = user, O = groups),
+    /// besides the server's own CA.
+    #[arg(long)]
+    client_ca_file: Option<PathBuf>,
+    /// Static bearer tokens: CSV lines `token,user,uid,"group1,group2"`.
+    #[arg(long)]
+    token_auth_file: Option<PathBuf>,
+    /// Let requests without credentials in as `system:anonymous`.
+    #[arg(long)]
+    anonymous_auth: bool,
+    /// The `iss` of the ServiceAccount tokens the server issues.
+    #[arg(long, default_value = kapi_server::server::DEFAULT_ISSUER)]
+    service_account_issuer: String,
+    /// The audiences the API accepts tokens for (the issuer when empty).
+    #[arg(long, value_delimiter = ',')]
+    api_audiences: Vec<String>,
 }
 
 fn main() -> std::process::ExitCode {
@@ -75,6 +112,7 @@ fn main() -> std::process::ExitCode {
         service_cluster_ip_range,
         service_node_port_range,
         event_ttl,
+        security,
     } = command;
     let mut resources = Resources::new();
     kapi_server::generated::register(&mut resources);
@@ -89,6 +127,17 @@ fn main() -> std::process::ExitCode {
             network: service_cluster_ip_range.0,
             prefix_len: service_cluster_ip_range.1,
             node_ports: service_node_port_range,
+        },
+        security: SecurityConfig {
+            insecure_http: security.insecure_http,
+            tls_cert_file: security.tls_cert_file,
+            tls_private_key_file: security.tls_private_key_file,
+            tls_sans: security.tls_sans,
+            client_ca_file: security.client_ca_file,
+            token_auth_file: security.token_auth_file,
+            anonymous_auth: security.anonymous_auth,
+            service_account_issuer: security.service_account_issuer,
+            api_audiences: security.api_audiences,
         },
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()

@@ -1,6 +1,8 @@
 //! Running the server: open the storage, build the registry, make sure the initial
-//! namespaces exist, serve the stored CustomResourceDefinitions, listen (HTTP/1.1 and HTTP/2), write the kubeconfig, and shut down
-//! cleanly: stop accepting, end watches, let in-flight requests finish, close the store.
+//! namespaces exist, serve the stored CustomResourceDefinitions, make or load the
+//! certificates, listen (HTTPS by default; HTTP/1.1 and HTTP/2), write the kubeconfig,
+//! and shut down cleanly: stop accepting, end watches, let in-flight requests finish,
+//! close the store.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -16,7 +18,11 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::allocation::{ServiceAllocator, ServiceRanges};
+use crate::authentication::{Authenticator, Peer};
+use crate::authorization::Authorizer;
 use crate::bootstrap;
+use crate::pki;
+use crate::tls::ClientCertificates;
 use crate::documents::LiveDocuments;
 use crate::endpoints::Api;
 use crate::kubeconfig;
@@ -40,6 +46,37 @@ pub struct ServeConfig {
     pub service_ranges: ServiceRanges,
     /// How long an Event lives after its last write (kube-apiserver's `--event-ttl`).
     pub event_ttl: Duration,
+    /// TLS, authentication and authorization.
+    pub security: SecurityConfig,
+}
+
+/// The issuer of ServiceAccount tokens when `--service-account-issuer` is not given
+/// (kube-apiserver's usual in-cluster one).
+pub const DEFAULT_ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
+
+/// How the server secures itself.
+#[derive(Clone, Debug, Default)]
+pub struct SecurityConfig {
+    /// Serve plain HTTP (loopback only): requests without credentials then act as
+    /// `system:unsecured` in `system:masters`, as kube-apiserver's old insecure port did.
+    pub insecure_http: bool,
+    /// The operator's serving certificate (PEM, chain up to the CA) and key; both or
+    /// neither. Without them, the server's own CA signs one.
+    pub tls_cert_file: Option<PathBuf>,
+    /// The serving certificate's key.
+    pub tls_private_key_file: Option<PathBuf>,
+    /// More names (DNS or IP) for the server's own serving certificate.
+    pub tls_sans: Vec<String>,
+    /// CAs whose client certificates are accepted, besides the server's own CA.
+    pub client_ca_file: Option<PathBuf>,
+    /// Static bearer tokens (kube-apiserver's CSV format).
+    pub token_auth_file: Option<PathBuf>,
+    /// Let requests without credentials in as `system:anonymous`.
+    pub anonymous_auth: bool,
+    /// The issuer of ServiceAccount tokens (empty: [`DEFAULT_ISSUER`]).
+    pub service_account_issuer: String,
+    /// The API's audiences (empty: the issuer).
+    pub api_audiences: Vec<String>,
 }
 
 /// Why the server could not start.
@@ -130,22 +167,53 @@ pub async fn serve(
         tracing::warn!("CustomResourceDefinitions not all served after 60s; starting anyway");
     }
 
+    let security = &config.security;
+    if security.insecure_http && !config.listen.ip().is_loopback() {
+        return Err(ServeError::Config(format!(
+            "--insecure-http serves without encryption or authentication and is refused on {}: listen on a loopback address (127.0.0.1 or ::1)",
+            config.listen.ip()
+        )));
+    }
+    let names = pki::serving_names(config.listen.ip(), &security.tls_sans);
+    let pki = pki::ensure(&config.data_dir, &names)
+        .map_err(io(format!("making the certificates in {}/pki", config.data_dir.display())))?;
+    let (authenticator, tls) = security_setup(security, &pki)?;
+
     let listener = TcpListener::bind(config.listen)
         .await
         .map_err(io(format!("listening on {}", config.listen)))?;
     let local = listener
         .local_addr()
         .map_err(io("reading the bound address"))?;
-    let url = format!("http://{local}");
-    let kubeconfig_path =
-        kubeconfig::write(&config.data_dir, &url).map_err(io("writing the kubeconfig"))?;
+    let (url, credentials) = match &tls {
+        Some(tls) => (
+            format!("https://{local}"),
+            Some(kubeconfig::Credentials {
+                ca: tls.kubeconfig_ca.clone(),
+                client_cert: pki.admin_cert.clone(),
+                client_key: pki.admin_key.clone(),
+            }),
+        ),
+        None => {
+            tracing::warn!(
+                "--insecure-http: serving plain HTTP without authentication on {local}; anyone who can reach it is cluster-admin"
+            );
+            (format!("http://{local}"), None)
+        }
+    };
+    let kubeconfig_path = kubeconfig::write(&config.data_dir, &url, credentials.as_ref())
+        .map_err(io("writing the kubeconfig"))?;
 
     let api = Arc::new(Api {
         documents: LiveDocuments::new(&registry, &local.to_string()),
         registry: registry.clone(),
         address: local.to_string(),
         shutdown: stop_rx,
+        authenticator,
+        authorizer: Authorizer::default(),
+        insecure: tls.is_none(),
     });
+    let acceptor = tls.map(|t| tokio_rustls::TlsAcceptor::from(t.config));
     let controllers = crate::controllers::start(registry.clone(), api.shutdown.clone());
     let compactor = config.compaction_interval.map(|interval| {
         tokio::spawn(crate::compactor::run(
@@ -162,7 +230,7 @@ pub async fn serve(
     loop {
         tokio::select! {
             accepted = listener.accept() => {
-                let (stream, _) = match accepted {
+                let (stream, address) = match accepted {
                     Ok(s) => s,
                     Err(e) => {
                         tracing::warn!(error = %e, "accept failed");
@@ -175,14 +243,49 @@ pub async fn serve(
                     tracing::debug!(error = %e, "TCP_NODELAY");
                 }
                 let api = api.clone();
-                let service = service_fn(move |req| {
-                    let api = api.clone();
-                    async move { Ok::<_, std::convert::Infallible>(api.handle(req).await) }
-                });
-                let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
-                let conn = graceful.watch(conn.into_owned());
+                let builder = builder.clone();
+                let Some(acceptor) = acceptor.clone() else {
+                    let peer = Arc::new(Peer { address: Some(address), certificates: Vec::new() });
+                    let conn = builder
+                        .serve_connection_with_upgrades(TokioIo::new(stream), service(api, peer));
+                    let conn = graceful.watch(conn.into_owned());
+                    tokio::spawn(async move {
+                        if let Err(e) = conn.await {
+                            tracing::debug!(error = %e, "connection ended");
+                        }
+                    });
+                    continue;
+                };
+                let watcher = graceful.watcher();
+                // The handshake runs in the connection's task, so a slow client delays
+                // no one else; it gets 10 s, as Go's TLS handshake timeout.
                 tokio::spawn(async move {
-                    if let Err(e) = conn.await {
+                    let stream = match tokio::time::timeout(
+                        Duration::from_secs(10),
+                        acceptor.accept(stream),
+                    )
+                    .await
+                    {
+                        Ok(Ok(stream)) => stream,
+                        Ok(Err(e)) => {
+                            tracing::debug!(error = %e, %address, "TLS handshake failed");
+                            return;
+                        }
+                        Err(_) => {
+                            tracing::debug!(%address, "TLS handshake timed out");
+                            return;
+                        }
+                    };
+                    let certificates = stream
+                        .get_ref()
+                        .1
+                        .peer_certificates()
+                        .map(|c| c.iter().map(|c| c.clone().into_owned()).collect())
+                        .unwrap_or_default();
+                    let peer = Arc::new(Peer { address: Some(address), certificates });
+                    let conn = builder
+                        .serve_connection_with_upgrades(TokioIo::new(stream), service(api, peer));
+                    if let Err(e) = watcher.watch(conn.into_owned()).await {
                         tracing::debug!(error = %e, "connection ended");
                     }
                 });
@@ -212,6 +315,106 @@ pub async fn serve(
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The TLS side of a server.
+struct Tls {
+    config: Arc<rustls::ServerConfig>,
+    /// The CA clients verify the server with (the kubeconfig's).
+    kubeconfig_ca: String,
+}
+
+/// The authenticator, and TLS unless `--insecure-http`.
+fn security_setup(
+    security: &SecurityConfig,
+    pki: &pki::Pki,
+) -> Result<(Authenticator, Option<Tls>), ServeError> {
+    let read = |path: &PathBuf, what: &str| {
+        std::fs::read_to_string(path).map_err(io(format!("reading {what} {}", path.display())))
+    };
+    let issuer = if security.service_account_issuer.is_empty() {
+        DEFAULT_ISSUER
+    } else {
+        &security.service_account_issuer
+    };
+    let service_accounts = kapi_auth::authn::ServiceAccountTokens::new(
+        issuer,
+        &security.api_audiences,
+        pki.service_account_key.as_bytes(),
+        &[pki.service_account_public.as_bytes()],
+    )
+    .map_err(ServeError::Config)?;
+    let tokens = match &security.token_auth_file {
+        Some(path) => Some(
+            kapi_auth::authn::TokenFile::load(path)
+                .map_err(|e| ServeError::Config(format!("--token-auth-file: {e}")))?,
+        ),
+        None => None,
+    };
+    let mut authenticator = Authenticator {
+        clients: None,
+        tokens,
+        service_accounts: Arc::new(service_accounts),
+        anonymous: security.anonymous_auth,
+    };
+    if security.insecure_http {
+        return Ok((authenticator, None));
+    }
+    let mut cas = vec![("the server's CA".to_string(), pki.ca_cert.clone())];
+    if let Some(path) = &security.client_ca_file {
+        cas.push((
+            format!("--client-ca-file {}", path.display()),
+            read(path, "--client-ca-file")?,
+        ));
+    }
+    let cas: Vec<(&str, String)> = cas.iter().map(|(w, p)| (w.as_str(), p.clone())).collect();
+    let clients = ClientCertificates::new(&cas).map_err(ServeError::Config)?;
+    let (cert, key, kubeconfig_ca) =
+        match (&security.tls_cert_file, &security.tls_private_key_file) {
+            (Some(cert), Some(key)) => {
+                let cert = read(cert, "--tls-cert-file")?;
+                let key = read(key, "--tls-private-key-file")?;
+                (cert.clone(), key, cert)
+            }
+            (None, None) => (
+                pki.serving_cert.clone(),
+                pki.serving_key.clone(),
+                pki.ca_cert.clone(),
+            ),
+            _ => {
+                return Err(ServeError::Config(
+                    "--tls-cert-file and --tls-private-key-file go together".into(),
+                ));
+            }
+        };
+    let config = crate::tls::server_config(&cert, &key, &clients).map_err(ServeError::Config)?;
+    authenticator.clients = Some(clients);
+    Ok((
+        authenticator,
+        Some(Tls {
+            config,
+            kubeconfig_ca,
+        }),
+    ))
+}
+
+/// The hyper service of one connection.
+fn service(
+    api: Arc<Api>,
+    peer: Arc<Peer>,
+) -> impl hyper::service::Service<
+    http::Request<hyper::body::Incoming>,
+    Response = http::Response<crate::endpoints::Body>,
+    Error = std::convert::Infallible,
+    Future = impl std::future::Future<
+        Output = Result<http::Response<crate::endpoints::Body>, std::convert::Infallible>,
+    > + Send,
+> + Clone {
+    service_fn(move |req| {
+        let api = api.clone();
+        let peer = peer.clone();
+        async move { Ok::<_, std::convert::Infallible>(api.handle(req, &peer).await) }
+    })
 }
 
 /// Completes on SIGINT or SIGTERM.

@@ -20,7 +20,10 @@ use http_body_util::{BodyExt, Full};
 use serde_json::Value;
 use tokio::sync::watch as signal;
 
+use crate::authentication::Peer;
 use crate::registry::Registry;
+use kapi_auth::UserInfo;
+use kapi_auth::authz::Decision;
 use crate::status::ApiError;
 use negotiation::Output;
 use path::Route;
@@ -41,6 +44,13 @@ pub struct Api {
     pub shutdown: signal::Receiver<bool>,
     /// API documents (discovery and OpenAPI), following the registry.
     pub documents: crate::documents::LiveDocuments,
+    /// Who requests come from.
+    pub authenticator: crate::authentication::Authenticator,
+    /// What they may do.
+    pub authorizer: crate::authorization::Authorizer,
+    /// Plain HTTP on loopback (`--insecure-http`): requests without credentials are
+    /// `system:unsecured` in `system:masters`.
+    pub insecure: bool,
 }
 
 /// Builds a JSON response.
@@ -97,18 +107,48 @@ where
 }
 
 impl Api {
-    /// Serves one request, and records it in the metrics.
-    pub async fn handle<B>(&self, req: Request<B>) -> Response<Body>
+    /// Serves one request from `peer`, and records it in the metrics.
+    pub async fn handle<B>(&self, req: Request<B>, peer: &Peer) -> Response<Body>
     where
         B: hyper::body::Body<Data = Bytes> + Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let start = std::time::Instant::now();
         let mut labels = request_labels(req.method(), req.uri());
-        let res = self.route(req).await;
+        let res = match self.admit(&req, peer).await {
+            Ok(_user) => self.route(req).await,
+            Err(e) => error_response(&e),
+        };
         labels.code = res.status().as_u16().to_string();
         crate::metrics::Metrics::global().observe_request(labels, start.elapsed().as_secs_f64());
         res
+    }
+
+    /// Authenticates and authorizes a request, as kube-apiserver's filters do before
+    /// any handler runs; the user it comes from, or the 401 or 403.
+    async fn admit<B>(&self, req: &Request<B>, peer: &Peer) -> Result<UserInfo, ApiError> {
+        let user = if self.insecure
+            && peer.certificates.is_empty()
+            && !req.headers().contains_key(header::AUTHORIZATION)
+        {
+            UserInfo::new("system:unsecured", &[kapi_auth::user::MASTERS]).authenticated()
+        } else {
+            self.authenticator
+                .authenticate(&self.registry, peer, req.headers())
+                .await?
+        };
+        let attrs = crate::authorization::request::attributes(
+            user,
+            req.method(),
+            req.uri().path(),
+            req.uri().query(),
+        );
+        match self.authorizer.authorize(&attrs) {
+            Decision::Allow(_) => Ok(attrs.user),
+            Decision::NoOpinion(reason) | Decision::Deny(reason) => {
+                Err(crate::authorization::forbidden(&attrs, &reason))
+            }
+        }
     }
 
     async fn route<B>(&self, req: Request<B>) -> Response<Body>

@@ -1,0 +1,131 @@
+//! Who a request comes from, tried in kube-apiserver's order: the connection's client
+//! certificate, then a bearer token (the `--token-auth-file`'s, then a ServiceAccount
+//! token), then — only with `--anonymous-auth` — the anonymous user. A credential that
+//! is presented and refused is a 401, never anonymous.
+
+use std::sync::Arc;
+
+use http::{HeaderMap, StatusCode, header};
+use kapi_auth::UserInfo;
+use kapi_auth::authn::{ServiceAccountTokens, TokenError, TokenFile};
+use kapi_storage::ReadAt;
+use rustls::pki_types::CertificateDer;
+
+use crate::registry::Registry;
+use crate::status::ApiError;
+use crate::tls::ClientCertificates;
+
+/// What the connection a request came on tells about its client.
+#[derive(Clone, Debug, Default)]
+pub struct Peer {
+    /// The client's address.
+    pub address: Option<std::net::SocketAddr>,
+    /// The client certificate chain it presented (end entity first), if any.
+    pub certificates: Vec<CertificateDer<'static>>,
+}
+
+/// The authenticators of a server.
+pub struct Authenticator {
+    /// Client certificate CAs (`None` when serving plain HTTP).
+    pub clients: Option<ClientCertificates>,
+    /// `--token-auth-file`.
+    pub tokens: Option<TokenFile>,
+    /// ServiceAccount tokens.
+    pub service_accounts: Arc<ServiceAccountTokens>,
+    /// `--anonymous-auth`.
+    pub anonymous: bool,
+}
+
+/// kube-apiserver's 401: the message says no more than this, whatever failed.
+pub fn unauthorized() -> ApiError {
+    ApiError {
+        code: StatusCode::UNAUTHORIZED,
+        reason: "Unauthorized",
+        message: "Unauthorized".into(),
+        details: None,
+    }
+}
+
+impl Authenticator {
+    /// The user of a request, or a 401.
+    pub async fn authenticate(
+        &self,
+        registry: &Registry,
+        peer: &Peer,
+        headers: &HeaderMap,
+    ) -> Result<UserInfo, ApiError> {
+        let mut refused = None;
+        if let (Some(clients), false) = (&self.clients, peer.certificates.is_empty()) {
+            match clients.verify(&peer.certificates).and_then(|()| {
+                kapi_auth::authn::x509::user_of(&peer.certificates[0]).map_err(|e| e.to_string())
+            }) {
+                Ok(user) => return Ok(user.authenticated()),
+                Err(e) => refused = Some(format!("client certificate: {e}")),
+            }
+        }
+        if let Some(token) = bearer(headers) {
+            return match self.authenticate_token(registry, token, &[]).await {
+                Ok(user) => Ok(user.authenticated()),
+                Err(e) => {
+                    tracing::debug!(error = %e, "bearer token refused");
+                    Err(unauthorized())
+                }
+            };
+        }
+        if let Some(why) = refused {
+            tracing::debug!(error = %why, "client certificate refused");
+            return Err(unauthorized());
+        }
+        if self.anonymous {
+            return Ok(UserInfo::anonymous());
+        }
+        Err(unauthorized())
+    }
+
+    /// The user of a bearer token (also TokenReview's answer), for `audiences` (the
+    /// API's own when empty); the error says why not.
+    pub async fn authenticate_token(
+        &self,
+        registry: &Registry,
+        token: &str,
+        audiences: &[String],
+    ) -> Result<UserInfo, String> {
+        if let Some(user) = self.tokens.as_ref().and_then(|t| t.authenticate(token)) {
+            return Ok(user);
+        }
+        let now = chrono::Utc::now().timestamp();
+        let claims = match self.service_accounts.verify(token, audiences, now) {
+            Ok(claims) => claims,
+            Err(TokenError::NotOurs) => return Err("invalid bearer token".into()),
+            Err(e) => return Err(e.to_string()),
+        };
+        let (namespace, name, uid) = claims.service_account();
+        let Some(accounts) = registry.get("", "v1", "serviceaccounts") else {
+            return Err("service accounts are not served".into());
+        };
+        // kube-apiserver checks the ServiceAccount still exists with the token's uid, so
+        // deleting it revokes every token it had.
+        match accounts.get(Some(namespace), name, ReadAt::Any).await {
+            Ok(sa) if sa["metadata"]["uid"].as_str() == Some(uid) => {}
+            Ok(_) => {
+                return Err(format!(
+                    "service account UID ({uid}) does not match claim (serviceaccounts \"{name}\" was recreated)"
+                ));
+            }
+            Err(_) => {
+                return Err(format!(
+                    "service account {namespace}/{name} has been deleted"
+                ));
+            }
+        }
+        Ok(claims.user())
+    }
+}
+
+/// The token of an `Authorization: Bearer` header.
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.trim().split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}

@@ -1,0 +1,137 @@
+//! HTTPS: the rustls server configuration (TLS 1.2 and 1.3 with rustls' safe suites
+//! only, ALPN `h2` and `http/1.1`) and client certificates.
+//!
+//! A client certificate is asked for but not required, and it is verified after the
+//! handshake, by [`ClientCertificates::verify`], as kube-apiserver verifies one in its
+//! x509 authenticator: a certificate from an unknown CA, or an expired one, then gets a
+//! 401 `Status` the client can read, not a failed handshake.
+
+use std::sync::Arc;
+
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, UnixTime};
+use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
+use rustls::server::{ServerConfig, WebPkiClientVerifier};
+use rustls::{DigitallySignedStruct, DistinguishedName, RootCertStore, SignatureScheme};
+
+/// The crypto provider of the server (ring, as every rustls user in kapi).
+pub fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// Reads every certificate of a PEM text.
+pub fn certificates(pem: &str, what: &str) -> Result<Vec<CertificateDer<'static>>, String> {
+    let certs = CertificateDer::pem_slice_iter(pem.as_bytes())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("{what}: {e}"))?;
+    if certs.is_empty() {
+        return Err(format!("{what}: no certificate in it"));
+    }
+    Ok(certs)
+}
+
+/// The CAs client certificates may be signed by.
+#[derive(Clone, Debug)]
+pub struct ClientCertificates {
+    verifier: Arc<dyn ClientCertVerifier>,
+}
+
+impl ClientCertificates {
+    /// Client certificates signed by any of the PEM CA bundles `cas`.
+    pub fn new(cas: &[(&str, String)]) -> Result<Self, String> {
+        let mut roots = RootCertStore::empty();
+        for (what, pem) in cas {
+            for cert in certificates(pem, what)? {
+                roots.add(cert).map_err(|e| format!("{what}: {e}"))?;
+            }
+        }
+        let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
+            .allow_unauthenticated()
+            .build()
+            .map_err(|e| format!("client CAs: {e}"))?;
+        Ok(Self { verifier })
+    }
+
+    /// Verifies a client's chain (end entity first) now.
+    pub fn verify(&self, chain: &[CertificateDer<'_>]) -> Result<(), String> {
+        let (end, intermediates) = chain.split_first().ok_or("no certificate")?;
+        self.verifier
+            .verify_client_cert(end, intermediates, UnixTime::now())
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Asks for a client certificate, checks the handshake signature made with it, and
+/// leaves the chain to [`ClientCertificates::verify`].
+#[derive(Debug)]
+struct DeferredClientVerifier {
+    inner: Arc<dyn ClientCertVerifier>,
+}
+
+impl ClientCertVerifier for DeferredClientVerifier {
+    fn offer_client_auth(&self) -> bool {
+        true
+    }
+
+    fn client_auth_mandatory(&self) -> bool {
+        false
+    }
+
+    fn root_hint_subjects(&self) -> &[DistinguishedName] {
+        self.inner.root_hint_subjects()
+    }
+
+    fn verify_client_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _now: UnixTime,
+    ) -> Result<ClientCertVerified, rustls::Error> {
+        Ok(ClientCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
+}
+
+/// The server's TLS configuration from its certificate chain and key (PEM).
+pub fn server_config(
+    cert_pem: &str,
+    key_pem: &str,
+    clients: &ClientCertificates,
+) -> Result<Arc<ServerConfig>, String> {
+    let chain = certificates(cert_pem, "the serving certificate")?;
+    let key = PrivateKeyDer::from_pem_slice(key_pem.as_bytes())
+        .map_err(|e| format!("the serving key: {e}"))?;
+    let mut config = ServerConfig::builder_with_provider(provider())
+        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
+        .map_err(|e| format!("TLS versions: {e}"))?
+        .with_client_cert_verifier(Arc::new(DeferredClientVerifier {
+            inner: clients.verifier.clone(),
+        }))
+        .with_single_cert(chain, key)
+        .map_err(|e| format!("the serving certificate and key: {e}"))?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
