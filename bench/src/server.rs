@@ -206,6 +206,8 @@ fn spawn(binary: &Path, storage: &Storage, data_dir: &Path, log: &Path) -> Resul
     command
         .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
         .arg(data_dir)
+        // Plain HTTP on loopback: the figures are the server's, without TLS (BENCHMARKS.md).
+        .arg("--insecure-http")
         .env("KAPI_LOG", "warn")
         // A log file, not a terminal: no colour codes (tracing-subscriber honours it).
         .env("NO_COLOR", "1")

@@ -140,6 +140,8 @@ impl Server {
         command
             .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
             .arg(dir.path())
+            // Plain HTTP on loopback: the figures are the server's, without TLS (BENCHMARKS.md).
+            .arg("--insecure-http")
             .env("KAPI_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::null())

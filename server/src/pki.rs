@@ -10,8 +10,8 @@ use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
 use rcgen::{
-    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose,
-    IsCa, Issuer, KeyPair, KeyUsagePurpose, SanType,
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
+    Issuer, KeyPair, KeyUsagePurpose, SanType,
 };
 
 /// The admin kubeconfig's user.
@@ -181,8 +181,7 @@ pub fn ensure(data_dir: &Path, names: &[String]) -> std::io::Result<Pki> {
             (cert.pem(), key.serialize_pem())
         }
     };
-    let ca_key_pair =
-        KeyPair::from_pem(&ca_key).map_err(|e| pki_error("reading the CA key", e))?;
+    let ca_key_pair = KeyPair::from_pem(&ca_key).map_err(|e| pki_error("reading the CA key", e))?;
     let issuer = Issuer::from_ca_cert_pem(&ca_cert, &ca_key_pair)
         .map_err(|e| pki_error("reading the CA certificate", e))?;
 
@@ -197,19 +196,15 @@ pub fn ensure(data_dir: &Path, names: &[String]) -> std::io::Result<Pki> {
                 .map_err(|e| pki_error(&format!("the name {n:?}"), e)),
         })
         .collect::<Result<_, _>>()?;
-    let (serving_cert, serving_key) = leaf(
-        &dir,
-        "apiserver",
-        Some(&sans),
-        &issuer,
-        |params| {
-            params.distinguished_name.push(DnType::CommonName, "kapi");
-            params.subject_alt_names = sans.clone();
-            params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-        },
-    )?;
+    let (serving_cert, serving_key) = leaf(&dir, "apiserver", Some(&sans), &issuer, |params| {
+        params.distinguished_name.push(DnType::CommonName, "kapi");
+        params.subject_alt_names = sans.clone();
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    })?;
     let (admin_cert, admin_key) = leaf(&dir, "admin", None, &issuer, |params| {
-        params.distinguished_name.push(DnType::CommonName, ADMIN_USER);
+        params
+            .distinguished_name
+            .push(DnType::CommonName, ADMIN_USER);
         params
             .distinguished_name
             .push(DnType::OrganizationName, kapi_auth::user::MASTERS);
@@ -218,8 +213,7 @@ pub fn ensure(data_dir: &Path, names: &[String]) -> std::io::Result<Pki> {
 
     let sa_path = dir.join("sa.key");
     let sa_pub_path = dir.join("sa.pub");
-    let (service_account_key, service_account_public) = match (read(&sa_path), read(&sa_pub_path))
-    {
+    let (service_account_key, service_account_public) = match (read(&sa_path), read(&sa_pub_path)) {
         (Some(k), Some(p)) => (k, p),
         _ => {
             let key = KeyPair::generate()

@@ -21,13 +21,13 @@ use crate::allocation::{ServiceAllocator, ServiceRanges};
 use crate::authentication::{Authenticator, Peer};
 use crate::authorization::Authorizer;
 use crate::bootstrap;
-use crate::pki;
-use crate::tls::ClientCertificates;
 use crate::documents::LiveDocuments;
 use crate::endpoints::Api;
 use crate::kubeconfig;
 use crate::metrics::InstrumentedStorage;
+use crate::pki;
 use crate::registry::{Registry, Resources, StoreOptions};
+use crate::tls::ClientCertificates;
 
 /// How `kapi serve` runs.
 #[derive(Clone, Debug)]
@@ -175,8 +175,10 @@ pub async fn serve(
         )));
     }
     let names = pki::serving_names(config.listen.ip(), &security.tls_sans);
-    let pki = pki::ensure(&config.data_dir, &names)
-        .map_err(io(format!("making the certificates in {}/pki", config.data_dir.display())))?;
+    let pki = pki::ensure(&config.data_dir, &names).map_err(io(format!(
+        "making the certificates in {}/pki",
+        config.data_dir.display()
+    )))?;
     let (authenticator, tls) = security_setup(security, &pki)?;
 
     let listener = TcpListener::bind(config.listen)
@@ -369,24 +371,24 @@ fn security_setup(
     }
     let cas: Vec<(&str, String)> = cas.iter().map(|(w, p)| (w.as_str(), p.clone())).collect();
     let clients = ClientCertificates::new(&cas).map_err(ServeError::Config)?;
-    let (cert, key, kubeconfig_ca) =
-        match (&security.tls_cert_file, &security.tls_private_key_file) {
-            (Some(cert), Some(key)) => {
-                let cert = read(cert, "--tls-cert-file")?;
-                let key = read(key, "--tls-private-key-file")?;
-                (cert.clone(), key, cert)
-            }
-            (None, None) => (
-                pki.serving_cert.clone(),
-                pki.serving_key.clone(),
-                pki.ca_cert.clone(),
-            ),
-            _ => {
-                return Err(ServeError::Config(
-                    "--tls-cert-file and --tls-private-key-file go together".into(),
-                ));
-            }
-        };
+    let (cert, key, kubeconfig_ca) = match (&security.tls_cert_file, &security.tls_private_key_file)
+    {
+        (Some(cert), Some(key)) => {
+            let cert = read(cert, "--tls-cert-file")?;
+            let key = read(key, "--tls-private-key-file")?;
+            (cert.clone(), key, cert)
+        }
+        (None, None) => (
+            pki.serving_cert.clone(),
+            pki.serving_key.clone(),
+            pki.ca_cert.clone(),
+        ),
+        _ => {
+            return Err(ServeError::Config(
+                "--tls-cert-file and --tls-private-key-file go together".into(),
+            ));
+        }
+    };
     let config = crate::tls::server_config(&cert, &key, &clients).map_err(ServeError::Config)?;
     authenticator.clients = Some(clients);
     Ok((

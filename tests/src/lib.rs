@@ -4,6 +4,9 @@
 //! binary on a free loopback port with a throwaway data directory (on the embedded
 //! store, or on a real etcd the test starts), and [`Kapi::kubectl`] runs the machine's
 //! kubectl against it. No fixed ports and no sleeps: readiness is polled on `/readyz`.
+//! The server speaks HTTPS; [`Kapi::agent`] is an HTTP client that verifies it with the
+//! CA of the kubeconfig the server wrote and presents that kubeconfig's admin
+//! certificate, as kubectl does.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -67,6 +70,71 @@ pub struct Kapi {
     url: String,
     /// The server's stderr log, for failure messages.
     log: PathBuf,
+    /// What the kubeconfig says (CA and admin certificate), once the server is ready.
+    credentials: Option<KubeconfigCredentials>,
+}
+
+/// The PEMs of a kubeconfig's cluster and user.
+#[derive(Clone, Debug, Default)]
+pub struct KubeconfigCredentials {
+    /// `certificate-authority-data`.
+    pub ca: String,
+    /// `client-certificate-data`.
+    pub client_cert: String,
+    /// `client-key-data`.
+    pub client_key: String,
+}
+
+impl KubeconfigCredentials {
+    /// Reads the `*-data` fields of the kubeconfig kapi writes; `None` if it has none
+    /// (`--insecure-http`).
+    pub fn parse(kubeconfig: &str) -> Option<Self> {
+        use base64::Engine;
+        let field = |name: &str| {
+            kubeconfig.lines().find_map(|l| {
+                let v = l.trim().strip_prefix(name)?.trim();
+                let bytes = base64::engine::general_purpose::STANDARD.decode(v).ok()?;
+                String::from_utf8(bytes).ok()
+            })
+        };
+        Some(Self {
+            ca: field("certificate-authority-data:")?,
+            client_cert: field("client-certificate-data:").unwrap_or_default(),
+            client_key: field("client-key-data:").unwrap_or_default(),
+        })
+    }
+}
+
+/// An HTTP client for `url`'s server: it trusts `ca` (PEM) and, when given, presents
+/// the client certificate and key (PEM). Statuses are answers, not errors; 30 s bound.
+pub fn https_agent(ca: Option<&str>, client: Option<(&str, &str)>) -> ureq::Agent {
+    use ureq::tls::{Certificate, ClientCert, PrivateKey, RootCerts, TlsConfig};
+    let mut tls = TlsConfig::builder();
+    if let Some(ca) = ca {
+        let roots: Vec<Certificate<'static>> = ureq::tls::parse_pem(ca.as_bytes())
+            .filter_map(|item| match item {
+                Ok(ureq::tls::PemItem::Certificate(c)) => Some(c),
+                _ => None,
+            })
+            .collect();
+        tls = tls.root_certs(RootCerts::Specific(std::sync::Arc::new(roots)));
+    }
+    if let Some((cert, key)) = client {
+        let chain: Vec<Certificate<'static>> = ureq::tls::parse_pem(cert.as_bytes())
+            .filter_map(|item| match item {
+                Ok(ureq::tls::PemItem::Certificate(c)) => Some(c),
+                _ => None,
+            })
+            .collect();
+        let key = PrivateKey::from_pem(key.as_bytes()).expect("a PEM private key");
+        tls = tls.client_cert(Some(ClientCert::new_with_certs(&chain, key)));
+    }
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .tls_config(tls.build())
+        .build()
+        .into()
 }
 
 impl Kapi {
@@ -124,6 +192,7 @@ impl Kapi {
             backend,
             url: String::new(),
             log,
+            credentials: None,
         };
         kapi.wait_ready(&kubeconfig);
         kapi
@@ -145,7 +214,13 @@ impl Kapi {
             let text = std::fs::read_to_string(kubeconfig).unwrap_or_default();
             if let Some(url) = text.lines().find_map(|l| l.trim().strip_prefix("server: ")) {
                 self.url = url.to_string();
-                if ureq::get(&format!("{url}/readyz")).call().is_ok() {
+                self.credentials = KubeconfigCredentials::parse(&text);
+                if self
+                    .agent()
+                    .get(&format!("{url}/readyz"))
+                    .call()
+                    .is_ok_and(|r| r.status() == 200)
+                {
                     return;
                 }
             }
@@ -162,9 +237,33 @@ impl Kapi {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    /// The base URL, `http://127.0.0.1:<port>`.
+    /// The base URL, `https://127.0.0.1:<port>`.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// The CA and admin certificate of the kubeconfig the server wrote (`None` with
+    /// `--insecure-http`).
+    pub fn credentials(&self) -> Option<&KubeconfigCredentials> {
+        self.credentials.as_ref()
+    }
+
+    /// An HTTP client acting as the kubeconfig's admin (see [`https_agent`]).
+    pub fn agent(&self) -> ureq::Agent {
+        match &self.credentials {
+            Some(c) => https_agent(
+                Some(&c.ca),
+                (!c.client_cert.is_empty())
+                    .then_some((c.client_cert.as_str(), c.client_key.as_str())),
+            ),
+            None => https_agent(None, None),
+        }
+    }
+
+    /// An HTTP client that verifies the server but presents no certificate (for bearer
+    /// tokens, or anonymous requests).
+    pub fn agent_without_certificate(&self) -> ureq::Agent {
+        https_agent(self.credentials.as_ref().map(|c| c.ca.as_str()), None)
     }
 
     /// The kubeconfig the server wrote.
@@ -371,15 +470,37 @@ impl Kapi {
         accept: Option<&str>,
         body: Option<&[u8]>,
     ) -> Exchange {
+        self.exchange_as(
+            &self.agent(),
+            None,
+            method,
+            path,
+            content_type,
+            accept,
+            body,
+        )
+    }
+
+    /// [`Kapi::exchange`] through `agent` (see [`Kapi::agent_without_certificate`],
+    /// [`https_agent`]) with an optional bearer token.
+    #[allow(clippy::too_many_arguments)]
+    pub fn exchange_as(
+        &self,
+        agent: &ureq::Agent,
+        token: Option<&str>,
+        method: &str,
+        path: &str,
+        content_type: &str,
+        accept: Option<&str>,
+        body: Option<&[u8]>,
+    ) -> Exchange {
         let url = format!("{}{path}", self.url);
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(Some(Duration::from_secs(30)))
-            .build()
-            .into();
         let mut builder = ureq::http::Request::builder().method(method).uri(&url);
         if let Some(a) = accept {
             builder = builder.header("Accept", a);
+        }
+        if let Some(t) = token {
+            builder = builder.header("Authorization", format!("Bearer {t}"));
         }
         let res = match body {
             Some(b) => agent.run(

@@ -3,8 +3,6 @@
 //! fields that may not change, and the Table cells kube's printers compute (through the
 //! Table API and `kubectl get`, `-o wide` where kube has wide columns).
 
-use std::time::Duration;
-
 use kapi_tests::{Backend, Kapi};
 use serde_json::{Value, json};
 
@@ -41,11 +39,8 @@ fn invalid(kapi: &Kapi, method: &str, path: &str, body: &Value) -> String {
 /// The Table of `path` (a list), as `name → cells by column name`, from the server's
 /// Table conversion.
 fn table(kapi: &Kapi, path: &str) -> Vec<(String, serde_json::Map<String, Value>)> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(20)))
-        .build()
-        .into();
-    let mut res = agent
+    let mut res = kapi
+        .agent()
         .get(&format!("{}{path}", kapi.url()))
         .header("Accept", TABLE)
         .call()

@@ -45,7 +45,14 @@ fn block_on(f: impl Future<Output = ()>) {
 
 /// A client for the server's URL, in namespace `default`.
 fn client(kapi: &Kapi) -> Client {
-    let mut config = Config::new(kapi.url().parse().expect("the server URL is a URI"));
+    let kubeconfig =
+        kube::config::Kubeconfig::read_from(kapi.kubeconfig()).expect("the kubeconfig");
+    let mut config = futures_util::FutureExt::now_or_never(Config::from_custom_kubeconfig(
+        kubeconfig,
+        &Default::default(),
+    ))
+    .expect("reading a kubeconfig does not wait")
+    .expect("a config from the server's kubeconfig");
     config.default_namespace = "default".into();
     config.read_timeout = Some(Duration::from_secs(30));
     Client::try_from(config).expect("a kube client")

@@ -5,8 +5,6 @@
 //! negotiation of that endpoint over raw HTTP, then that both releases create valid
 //! manifests and reject unknown fields naming them.
 
-use std::time::Duration;
-
 use kapi_tests::{Backend, Kapi, kubectl_dir};
 
 /// What kubectl up to 1.28 sends in `Accept` for `/openapi/v2`.
@@ -16,11 +14,7 @@ const PROTOBUF_CONTENT_TYPE: &str = "application/com.github.proto-openapi.spec.v
 
 /// `GET /openapi/v2` with `headers`: status, the named response headers and the body.
 fn get_v2(kapi: &Kapi, headers: &[(&str, &str)]) -> (u16, ureq::http::HeaderMap, Vec<u8>) {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(30)))
-        .build()
-        .into();
+    let agent = kapi.agent();
     let mut req = ureq::http::Request::builder()
         .method("GET")
         .uri(format!("{}/openapi/v2", kapi.url()));

@@ -19,7 +19,9 @@ fn widget(name: &str) -> Value {
 
 /// The first `n` watch events of a watch URL (bounded by the URL's timeoutSeconds).
 fn watch_events(kapi: &Kapi, path_and_query: &str, n: usize) -> Vec<Value> {
-    let res = ureq::get(&format!("{}{path_and_query}", kapi.url()))
+    let res = kapi
+        .agent()
+        .get(&format!("{}{path_and_query}", kapi.url()))
         .call()
         .expect("watch starts");
     let mut events = Vec::new();
@@ -158,22 +160,54 @@ fn compaction_makes_old_versions_gone() {
     }
 }
 
-#[test]
-fn http2_without_tls() {
-    let kapi = Kapi::start(Backend::Embedded);
+/// curl's `%{http_version} %{http_code}` for `GET /api/v1/namespaces` with `args`.
+fn curl_namespaces(kapi: &Kapi, args: &[&str]) -> String {
     let out = Command::new("curl")
         .args([
             "-s",
-            "--http2-prior-knowledge",
             "-o",
             "/dev/null",
             "-w",
             "%{http_version} %{http_code}",
         ])
+        .args(args)
         .arg(format!("{}/api/v1/namespaces", kapi.url()))
         .output()
         .expect("curl is installed");
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "2 200");
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+#[test]
+fn http2_over_tls_and_plain_http2_with_insecure_http() {
+    let kapi = Kapi::start(Backend::Embedded);
+    assert!(kapi.url().starts_with("https://"), "{}", kapi.url());
+    let pki = |f: &str| kapi.data_dir().join("pki").join(f).display().to_string();
+    let (ca, cert, key) = (pki("ca.crt"), pki("admin.crt"), pki("admin.key"));
+    let admin = ["--cacert", &ca, "--cert", &cert, "--key", &key];
+    // ALPN picks h2; HTTP/1.1 still works; no certificate is a 401.
+    assert_eq!(
+        curl_namespaces(&kapi, &[&["--http2"], &admin[..]].concat()),
+        "2 200"
+    );
+    assert_eq!(
+        curl_namespaces(&kapi, &[&["--http1.1"], &admin[..]].concat()),
+        "1.1 200"
+    );
+    assert_eq!(curl_namespaces(&kapi, &["--cacert", &ca]), "2 401");
+
+    let plain = Kapi::start_with(Backend::Embedded, &["--insecure-http"]);
+    assert!(plain.url().starts_with("http://"), "{}", plain.url());
+    assert_eq!(
+        curl_namespaces(&plain, &["--http2-prior-knowledge"]),
+        "2 200"
+    );
+    assert!(
+        plain
+            .log_text()
+            .contains("--insecure-http: serving plain HTTP"),
+        "the log warns: {}",
+        plain.log_text()
+    );
 }
 
 #[test]
@@ -231,7 +265,9 @@ fn restart_keeps_everything_and_watches_resume() {
 #[test]
 fn sigterm_ends_watches_and_exits_cleanly() {
     let mut kapi = Kapi::start(Backend::Embedded);
-    let res = ureq::get(&format!("{}{WIDGETS}?watch=true", kapi.url()))
+    let res = kapi
+        .agent()
+        .get(&format!("{}{WIDGETS}?watch=true", kapi.url()))
         .call()
         .expect("watch starts");
     let reader = std::thread::spawn(move || {

@@ -2,7 +2,6 @@
 //! and controllers rely on, and each error path with its `Status`.
 
 use std::io::{BufRead, BufReader};
-use std::time::Duration;
 
 use kapi_tests::{Backend, Kapi};
 use serde_json::{Value, json};
@@ -28,11 +27,8 @@ fn status_of(v: &Value) -> (&str, i64) {
 
 /// Reads watch events (one JSON object per line) until `n` arrived or the stream ends.
 fn watch_events(kapi: &Kapi, path_and_query: &str, n: usize) -> Vec<Value> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(20)))
-        .build()
-        .into();
-    let res = agent
+    let res = kapi
+        .agent()
         .get(&format!("{}{path_and_query}", kapi.url()))
         .call()
         .expect("watch starts");
@@ -596,12 +592,14 @@ fn metrics_count_requests_watches_and_storage_operations() {
     kapi.request("GET", WIDGETS, JSON, None);
     kapi.request("GET", &format!("{WIDGETS}/missing"), JSON, None);
     // An open watch, held while the metrics are read.
-    let watch = ureq::get(&format!(
-        "{}{WIDGETS}?watch=true&timeoutSeconds=30",
-        kapi.url()
-    ))
-    .call()
-    .expect("a watch starts");
+    let watch = kapi
+        .agent()
+        .get(&format!(
+            "{}{WIDGETS}?watch=true&timeoutSeconds=30",
+            kapi.url()
+        ))
+        .call()
+        .expect("a watch starts");
     let (code, text) = kapi.request("GET", "/metrics", JSON, None);
     drop(watch);
     assert_eq!(code, 200);

@@ -66,21 +66,66 @@ mod tests {
         let a = of(Method::GET, "/api/v1/namespaces/ns/configmaps", None);
         assert_eq!((a.verb.as_str(), a.namespace.as_str()), ("list", "ns"));
         assert!(a.resource_request);
-        assert_eq!(of(Method::GET, "/api/v1/namespaces/ns/configmaps", Some("watch=true")).verb, "watch");
-        assert_eq!(of(Method::GET, "/api/v1/watch/namespaces/ns/configmaps", None).verb, "watch");
-        assert_eq!(of(Method::GET, "/api/v1/namespaces/ns/configmaps/c", None).verb, "get");
-        assert_eq!(of(Method::POST, "/api/v1/namespaces/ns/configmaps", None).verb, "create");
-        assert_eq!(of(Method::PUT, "/api/v1/namespaces/ns/configmaps/c", None).verb, "update");
-        assert_eq!(of(Method::PATCH, "/api/v1/namespaces/ns/configmaps/c", None).verb, "patch");
-        assert_eq!(of(Method::DELETE, "/api/v1/namespaces/ns/configmaps/c", None).verb, "delete");
-        assert_eq!(of(Method::DELETE, "/api/v1/namespaces/ns/configmaps", None).verb, "deletecollection");
-        let s = of(Method::PUT, "/apis/example.kapi.dev/v1/namespaces/ns/widgets/w/status", None);
         assert_eq!(
-            (s.api_group.as_str(), s.resource.as_str(), s.subresource.as_str(), s.name.as_str()),
+            of(
+                Method::GET,
+                "/api/v1/namespaces/ns/configmaps",
+                Some("watch=true")
+            )
+            .verb,
+            "watch"
+        );
+        assert_eq!(
+            of(Method::GET, "/api/v1/watch/namespaces/ns/configmaps", None).verb,
+            "watch"
+        );
+        assert_eq!(
+            of(Method::GET, "/api/v1/namespaces/ns/configmaps/c", None).verb,
+            "get"
+        );
+        assert_eq!(
+            of(Method::POST, "/api/v1/namespaces/ns/configmaps", None).verb,
+            "create"
+        );
+        assert_eq!(
+            of(Method::PUT, "/api/v1/namespaces/ns/configmaps/c", None).verb,
+            "update"
+        );
+        assert_eq!(
+            of(Method::PATCH, "/api/v1/namespaces/ns/configmaps/c", None).verb,
+            "patch"
+        );
+        assert_eq!(
+            of(Method::DELETE, "/api/v1/namespaces/ns/configmaps/c", None).verb,
+            "delete"
+        );
+        assert_eq!(
+            of(Method::DELETE, "/api/v1/namespaces/ns/configmaps", None).verb,
+            "deletecollection"
+        );
+        let s = of(
+            Method::PUT,
+            "/apis/example.kapi.dev/v1/namespaces/ns/widgets/w/status",
+            None,
+        );
+        assert_eq!(
+            (
+                s.api_group.as_str(),
+                s.resource.as_str(),
+                s.subresource.as_str(),
+                s.name.as_str()
+            ),
             ("example.kapi.dev", "widgets", "status", "w")
         );
         let ns = of(Method::GET, "/api/v1/namespaces/foo", None);
-        assert_eq!((ns.resource.as_str(), ns.name.as_str(), ns.namespace.as_str()), ("namespaces", "foo", "foo"));
+        assert_eq!(
+            (
+                ns.resource.as_str(),
+                ns.name.as_str(),
+                ns.namespace.as_str()
+            ),
+            ("namespaces", "foo", "foo")
+        );
         let d = of(Method::GET, "/apis/apps/v1", None);
         assert!(!d.resource_request);
         assert_eq!((d.verb.as_str(), d.path.as_str()), ("get", "/apis/apps/v1"));

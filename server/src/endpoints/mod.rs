@@ -22,9 +22,9 @@ use tokio::sync::watch as signal;
 
 use crate::authentication::Peer;
 use crate::registry::Registry;
+use crate::status::ApiError;
 use kapi_auth::UserInfo;
 use kapi_auth::authz::Decision;
-use crate::status::ApiError;
 use negotiation::Output;
 use path::Route;
 
