@@ -50,6 +50,7 @@ pub mod endpoints;
 pub mod generated;
 pub mod hooks;
 pub mod kubeconfig;
+pub mod limits;
 pub mod metrics;
 pub mod openapi;
 pub mod pki;

@@ -92,6 +92,19 @@ struct SecurityFlags {
     /// The audiences the API accepts tokens for (the issuer when empty).
     #[arg(long, value_delimiter = ',')]
     api_audiences: Vec<String>,
+    /// Reads (non-mutating requests other than watches) in flight at once; more get 429
+    /// (0: no limit).
+    #[arg(long, default_value_t = 400)]
+    max_requests_inflight: usize,
+    /// Writes in flight at once; more get 429 (0: no limit).
+    #[arg(long, default_value_t = 200)]
+    max_mutating_requests_inflight: usize,
+    /// How long a request other than a watch may take before it gets 504.
+    #[arg(long, default_value = "60s", value_parser = kapi_server::compactor::parse_duration)]
+    request_timeout: std::time::Duration,
+    /// Open watches per user; more get 429 (0: no limit).
+    #[arg(long, default_value_t = 1000)]
+    max_watches_per_user: usize,
 }
 
 fn main() -> std::process::ExitCode {
@@ -138,6 +151,12 @@ fn main() -> std::process::ExitCode {
             anonymous_auth: security.anonymous_auth,
             service_account_issuer: security.service_account_issuer,
             api_audiences: security.api_audiences,
+            limits: kapi_server::limits::LimitsConfig {
+                max_requests_inflight: security.max_requests_inflight,
+                max_mutating_requests_inflight: security.max_mutating_requests_inflight,
+                request_timeout: security.request_timeout,
+                max_watches_per_user: security.max_watches_per_user,
+            },
         },
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()

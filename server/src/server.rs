@@ -77,6 +77,8 @@ pub struct SecurityConfig {
     pub service_account_issuer: String,
     /// The API's audiences (empty: the issuer).
     pub api_audiences: Vec<String>,
+    /// Request limits.
+    pub limits: crate::limits::LimitsConfig,
 }
 
 /// Why the server could not start.
@@ -214,6 +216,7 @@ pub async fn serve(
         authenticator,
         authorizer: Authorizer::default(),
         insecure: tls.is_none(),
+        limits: crate::limits::Limits::new(security.limits.clone()),
     });
     let acceptor = tls.map(|t| tokio_rustls::TlsAcceptor::from(t.config));
     let controllers = crate::controllers::start(registry.clone(), api.shutdown.clone());

@@ -2,6 +2,7 @@
 //! ([`request::attributes`]), and the authorizers kube-apiserver chains: members of
 //! `system:masters` may do anything, then RBAC decides.
 
+pub mod impersonation;
 pub mod request;
 
 use http::StatusCode;

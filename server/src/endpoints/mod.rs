@@ -7,6 +7,7 @@ pub mod patch;
 pub mod path;
 pub mod query;
 mod resource;
+mod reviews;
 mod scale;
 mod watch;
 
@@ -24,7 +25,7 @@ use crate::authentication::Peer;
 use crate::registry::Registry;
 use crate::status::ApiError;
 use kapi_auth::UserInfo;
-use kapi_auth::authz::Decision;
+use kapi_auth::authz::{Attributes, Decision};
 use negotiation::Output;
 use path::Route;
 
@@ -51,6 +52,8 @@ pub struct Api {
     /// Plain HTTP on loopback (`--insecure-http`): requests without credentials are
     /// `system:unsecured` in `system:masters`.
     pub insecure: bool,
+    /// In-flight, watch and time limits.
+    pub limits: crate::limits::Limits,
 }
 
 /// Builds a JSON response.
@@ -115,18 +118,48 @@ impl Api {
     {
         let start = std::time::Instant::now();
         let mut labels = request_labels(req.method(), req.uri());
-        let res = match self.admit(&req, peer).await {
-            Ok(_user) => self.route(req).await,
-            Err(e) => error_response(&e),
-        };
+        let res = self.limited(req, peer).await;
         labels.code = res.status().as_u16().to_string();
         crate::metrics::Metrics::global().observe_request(labels, start.elapsed().as_secs_f64());
         res
     }
 
+    /// kube-apiserver's filter chain, then the handler: authentication (401),
+    /// impersonation and authorization (403), in-flight and watch limits (429), the
+    /// request timeout (504).
+    async fn limited<B>(&self, req: Request<B>, peer: &Peer) -> Response<Body>
+    where
+        B: hyper::body::Body<Data = Bytes> + Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let attrs = match self.admit(&req, peer).await {
+            Ok(attrs) => attrs,
+            Err(e) => return error_response(&e),
+        };
+        let admission = match self.limits.admit(&attrs, req.method()) {
+            Ok(a) => a,
+            Err(e) => return crate::limits::with_retry_after(error_response(&e)),
+        };
+        let timeout = self.limits.timeout_for(req.uri().query());
+        let serve = async {
+            match reviews::handle(self, req, &attrs.user).await {
+                Ok(res) => res,
+                Err(req) => self.route(req).await,
+            }
+        };
+        let res = if attrs.verb == "watch" {
+            serve.await
+        } else {
+            tokio::time::timeout(timeout, serve)
+                .await
+                .unwrap_or_else(|_| crate::limits::timeout_response())
+        };
+        crate::limits::hold(res, admission)
+    }
+
     /// Authenticates and authorizes a request, as kube-apiserver's filters do before
-    /// any handler runs; the user it comes from, or the 401 or 403.
-    async fn admit<B>(&self, req: &Request<B>, peer: &Peer) -> Result<UserInfo, ApiError> {
+    /// any handler runs; what it asks and for whom, or the 401 or 403.
+    async fn admit<B>(&self, req: &Request<B>, peer: &Peer) -> Result<Attributes, ApiError> {
         let user = if self.insecure
             && peer.certificates.is_empty()
             && !req.headers().contains_key(header::AUTHORIZATION)
@@ -137,6 +170,11 @@ impl Api {
                 .authenticate(&self.registry, peer, req.headers())
                 .await?
         };
+        let user = crate::authorization::impersonation::impersonate(
+            &self.authorizer,
+            user,
+            req.headers(),
+        )?;
         let attrs = crate::authorization::request::attributes(
             user,
             req.method(),
@@ -144,7 +182,7 @@ impl Api {
             req.uri().query(),
         );
         match self.authorizer.authorize(&attrs) {
-            Decision::Allow(_) => Ok(attrs.user),
+            Decision::Allow(_) => Ok(attrs),
             Decision::NoOpinion(reason) | Decision::Deny(reason) => {
                 Err(crate::authorization::forbidden(&attrs, &reason))
             }

@@ -1,0 +1,225 @@
+//! Request limits with kube-apiserver's defaults: at most `--max-requests-inflight`
+//! reads and `--max-mutating-requests-inflight` writes at once (more get 429 with
+//! `Retry-After`), `--request-timeout` for everything but watches (504), and
+//! `--max-watches-per-user` open watches per user (429). Members of `system:masters`
+//! are exempt from the in-flight and watch limits, as kube-apiserver exempts them from
+//! max-in-flight; health checks are never limited, so probes keep answering under load.
+
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, StatusCode, header};
+use http_body_util::BodyExt;
+use hyper::body::Frame;
+use kapi_auth::UserInfo;
+use kapi_auth::authz::Attributes;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::endpoints::{Body, error_response};
+use crate::status::ApiError;
+
+/// The limits' settings.
+#[derive(Clone, Debug)]
+pub struct LimitsConfig {
+    /// Non-mutating requests in flight (kube's default 400; 0 = no limit).
+    pub max_requests_inflight: usize,
+    /// Mutating requests in flight (kube's default 200; 0 = no limit).
+    pub max_mutating_requests_inflight: usize,
+    /// How long a request other than a watch may take (kube's default 60 s).
+    pub request_timeout: Duration,
+    /// Open watches per user (0 = no limit).
+    pub max_watches_per_user: usize,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        Self {
+            max_requests_inflight: 400,
+            max_mutating_requests_inflight: 200,
+            request_timeout: Duration::from_secs(60),
+            max_watches_per_user: 1000,
+        }
+    }
+}
+
+/// The limits of a running server.
+pub struct Limits {
+    config: LimitsConfig,
+    reads: Option<Arc<Semaphore>>,
+    writes: Option<Arc<Semaphore>>,
+    watches: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+/// What a request holds while it runs: its in-flight slot or its watch count.
+pub enum Admission {
+    /// Nothing to hold (exempt).
+    Exempt,
+    /// An in-flight slot, released when the response is written.
+    InFlight(OwnedSemaphorePermit),
+    /// A watch, counted for its user until the stream ends.
+    Watch(WatchSlot),
+}
+
+/// One open watch of a user; dropping it ends the count.
+pub struct WatchSlot {
+    user: String,
+    watches: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+impl Drop for WatchSlot {
+    fn drop(&mut self) {
+        let mut watches = self.watches.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = watches.get_mut(&self.user) {
+            *n -= 1;
+            if *n == 0 {
+                watches.remove(&self.user);
+            }
+        }
+    }
+}
+
+/// kube-apiserver's 429.
+pub fn too_many_requests(message: &str) -> ApiError {
+    ApiError {
+        code: StatusCode::TOO_MANY_REQUESTS,
+        reason: "TooManyRequests",
+        message: message.into(),
+        details: Some(serde_json::json!({ "retryAfterSeconds": 1 })),
+    }
+}
+
+/// The response to a request that waited too long (kube-apiserver's words).
+pub fn timeout_response() -> http::Response<Body> {
+    error_response(&ApiError {
+        code: StatusCode::GATEWAY_TIMEOUT,
+        reason: "Timeout",
+        message:
+            "Timeout: request did not complete within requested timeout - context deadline exceeded"
+                .into(),
+        details: Some(serde_json::json!({})),
+    })
+}
+
+impl Limits {
+    /// Limits as configured.
+    pub fn new(config: LimitsConfig) -> Self {
+        let semaphore = |n: usize| (n > 0).then(|| Arc::new(Semaphore::new(n)));
+        Self {
+            reads: semaphore(config.max_requests_inflight),
+            writes: semaphore(config.max_mutating_requests_inflight),
+            watches: Arc::default(),
+            config,
+        }
+    }
+
+    /// How long a request may take, from `--request-timeout` and its own `timeout`
+    /// parameter (which may only shorten it).
+    pub fn timeout_for(&self, query: Option<&str>) -> Duration {
+        let asked = crate::endpoints::query::Query::parse(query)
+            .get("timeout")
+            .and_then(|t| crate::compactor::parse_duration(t).ok())
+            .filter(|d| !d.is_zero());
+        match asked {
+            Some(d) if d < self.config.request_timeout => d,
+            _ => self.config.request_timeout,
+        }
+    }
+
+    /// Admits a request or answers 429.
+    pub fn admit(&self, attrs: &Attributes, method: &Method) -> Result<Admission, ApiError> {
+        if exempt(&attrs.user) || is_health_check(attrs) {
+            return Ok(Admission::Exempt);
+        }
+        if attrs.verb == "watch" {
+            let limit = self.config.max_watches_per_user;
+            let mut watches = self.watches.lock().unwrap_or_else(|e| e.into_inner());
+            let n = watches.entry(attrs.user.name.clone()).or_default();
+            if limit > 0 && *n >= limit {
+                return Err(too_many_requests(&format!(
+                    "Too many requests: user {:?} has {limit} watches open, the most --max-watches-per-user allows",
+                    attrs.user.name
+                )));
+            }
+            *n += 1;
+            return Ok(Admission::Watch(WatchSlot {
+                user: attrs.user.name.clone(),
+                watches: self.watches.clone(),
+            }));
+        }
+        let mutating = !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
+        let semaphore = if mutating { &self.writes } else { &self.reads };
+        let Some(semaphore) = semaphore else {
+            return Ok(Admission::Exempt);
+        };
+        match semaphore.clone().try_acquire_owned() {
+            Ok(permit) => Ok(Admission::InFlight(permit)),
+            Err(_) => Err(too_many_requests(
+                "Too many requests, please try again later.",
+            )),
+        }
+    }
+}
+
+fn exempt(user: &UserInfo) -> bool {
+    user.in_group(kapi_auth::user::MASTERS)
+}
+
+fn is_health_check(attrs: &Attributes) -> bool {
+    !attrs.resource_request
+        && matches!(
+            attrs.path.as_str(),
+            "/healthz" | "/livez" | "/readyz" | "/version"
+        )
+}
+
+/// A 429 response with `Retry-After: 1`, as kube-apiserver sends it.
+pub fn with_retry_after(mut res: http::Response<Body>) -> http::Response<Body> {
+    if res.status() == StatusCode::TOO_MANY_REQUESTS {
+        res.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    }
+    res
+}
+
+/// Keeps `admission` until the body has been sent (a watch's, until it ends).
+pub fn hold(res: http::Response<Body>, admission: Admission) -> http::Response<Body> {
+    if matches!(admission, Admission::Exempt) {
+        return res;
+    }
+    res.map(|body| {
+        Held {
+            body,
+            _admission: admission,
+        }
+        .boxed()
+    })
+}
+
+struct Held {
+    body: Body,
+    _admission: Admission,
+}
+
+impl hyper::body::Body for Held {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
+    }
+}
