@@ -1,8 +1,11 @@
 //! Authorization: what a request asks to do ([`Attributes`]) and whether its user may.
 
 mod attributes;
+mod go_format;
+pub mod rbac;
 
 pub use attributes::Attributes;
+pub use rbac::{PolicySnapshot, RbacAuthorizer, authorize, rules_for};
 
 /// An authorizer's answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
