@@ -1,6 +1,8 @@
 //! Authorization: what a request asks to do ([`Attributes`]) and whether its user may.
 
 mod attributes;
+#[cfg(test)]
+mod fixtures;
 mod go_format;
 pub mod rbac;
 

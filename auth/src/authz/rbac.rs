@@ -130,7 +130,10 @@ impl PolicySnapshot {
     /// replaced.
     pub fn insert_role_binding(&mut self, binding: RoleBinding) -> Option<RoleBinding> {
         let (ns, name) = (namespace_of(&binding.metadata), name_of(&binding.metadata));
-        self.role_bindings.entry(ns).or_default().insert(name, binding)
+        self.role_bindings
+            .entry(ns)
+            .or_default()
+            .insert(name, binding)
     }
 
     /// Removes a RoleBinding; returns it if it was there.
@@ -267,7 +270,11 @@ fn describe_subject(subject: &Subject, binding_namespace: &str) -> String {
             Some(ns) if !ns.is_empty() => ns,
             _ => binding_namespace,
         };
-        format!("{} {}", subject.kind, quote(&format!("{}/{ns}", subject.name)))
+        format!(
+            "{} {}",
+            subject.kind,
+            quote(&format!("{}/{ns}", subject.name))
+        )
     } else {
         format!("{} {}", subject.kind, quote(&subject.name))
     }
@@ -522,8 +529,7 @@ pub fn resource_matches(rule: &PolicyRule, resource: &str, subresource: &str) ->
         r == RESOURCE_ALL
             || r == resource
             || (!subresource.is_empty()
-                && r.strip_prefix("*/")
-                    .is_some_and(|sub| sub == subresource))
+                && r.strip_prefix("*/").is_some_and(|sub| sub == subresource))
     })
 }
 
@@ -543,4 +549,493 @@ pub fn non_resource_url_matches(rule: &PolicyRule, path: &str) -> bool {
             || u == path
             || (u.ends_with('*') && path.starts_with(u.trim_end_matches('*')))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::authz::fixtures::*;
+
+    fn allowed(policy: &PolicySnapshot, attrs: &Attributes) -> bool {
+        authorize(policy, attrs).allowed()
+    }
+
+    fn reason(policy: &PolicySnapshot, attrs: &Attributes) -> String {
+        match authorize(policy, attrs) {
+            Decision::Allow(r) | Decision::NoOpinion(r) | Decision::Deny(r) => r,
+        }
+    }
+
+    /// One ClusterRole with `rules`, bound cluster-wide to `alice`.
+    fn alice_may(rules: Vec<PolicyRule>) -> PolicySnapshot {
+        PolicySnapshot::from_objects(
+            [],
+            [cluster_role("r", rules)],
+            [],
+            [cluster_role_binding("b", "r", vec![user_subject("alice")])],
+        )
+    }
+
+    #[test]
+    fn user_subjects_match_by_name() {
+        let policy = PolicySnapshot::from_objects(
+            [role(
+                "ns1",
+                "pod-reader",
+                vec![rule(&["get"], &[""], &["pods"])],
+            )],
+            [],
+            [role_binding(
+                "ns1",
+                "read",
+                "Role",
+                "pod-reader",
+                vec![user_subject("alice")],
+            )],
+            [],
+        );
+        let get = |u: &UserInfo| request(u, "get", "", "pods", "ns1", "p");
+        assert_eq!(
+            authorize(&policy, &get(&user("alice", &[]))),
+            Decision::Allow(
+                r#"RBAC: allowed by RoleBinding "read/ns1" of Role "pod-reader" to User "alice""#
+                    .into()
+            )
+        );
+        assert_eq!(
+            authorize(&policy, &get(&user("bob", &[]))),
+            Decision::NoOpinion(String::new())
+        );
+        // A user named like the group does not match a User subject of another name.
+        assert!(!allowed(&policy, &get(&user("alicex", &["alice"]))));
+    }
+
+    #[test]
+    fn group_subjects_match_by_membership() {
+        let policy = PolicySnapshot::from_objects(
+            [],
+            [cluster_role(
+                "pods",
+                vec![rule(&["list"], &[""], &["pods"])],
+            )],
+            [],
+            [cluster_role_binding(
+                "devs-pods",
+                "pods",
+                vec![group_subject("devs")],
+            )],
+        );
+        let list = |u: &UserInfo| request(u, "list", "", "pods", "", "");
+        assert_eq!(
+            reason(&policy, &list(&user("carol", &["devs"]))),
+            r#"RBAC: allowed by ClusterRoleBinding "devs-pods" of ClusterRole "pods" to Group "devs""#
+        );
+        assert!(!allowed(&policy, &list(&user("devs", &["ops"]))));
+    }
+
+    #[test]
+    fn service_account_subjects_match_by_namespace_and_name() {
+        let policy = PolicySnapshot::from_objects(
+            [],
+            [cluster_role("pods", vec![rule(&["get"], &[""], &["pods"])])],
+            [role_binding(
+                "ns1",
+                "local",
+                "ClusterRole",
+                "pods",
+                vec![sa_subject(None, "builder")],
+            )],
+            [
+                cluster_role_binding("sa", "pods", vec![sa_subject(Some("ci"), "runner")]),
+                // Without a namespace a ClusterRoleBinding's ServiceAccount is nobody.
+                cluster_role_binding("no-ns", "pods", vec![sa_subject(None, "builder")]),
+            ],
+        );
+        let sa = |ns: &str, name: &str| user(&format!("system:serviceaccount:{ns}:{name}"), &[]);
+        let get = |u: &UserInfo, ns: &str| request(u, "get", "", "pods", ns, "p");
+
+        assert_eq!(
+            reason(&policy, &get(&sa("ci", "runner"), "other")),
+            r#"RBAC: allowed by ClusterRoleBinding "sa" of ClusterRole "pods" to ServiceAccount "runner/ci""#
+        );
+        assert!(!allowed(&policy, &get(&sa("ci2", "runner"), "other")));
+        assert!(!allowed(&policy, &get(&sa("c", "i:runner"), "other")));
+        assert!(!allowed(&policy, &get(&user("runner", &[]), "other")));
+
+        // A RoleBinding's ServiceAccount without namespace is of the binding's namespace.
+        assert_eq!(
+            reason(&policy, &get(&sa("ns1", "builder"), "ns1")),
+            r#"RBAC: allowed by RoleBinding "local/ns1" of ClusterRole "pods" to ServiceAccount "builder/ns1""#
+        );
+        assert!(!allowed(&policy, &get(&sa("ns2", "builder"), "ns1")));
+        assert!(!allowed(&policy, &get(&sa("ns1", "builder"), "ns2")));
+        assert!(!allowed(&policy, &get(&sa("ns1", "builder"), "")));
+    }
+
+    #[test]
+    fn unknown_subject_kinds_match_nobody() {
+        let mut subject = user_subject("alice");
+        subject.kind = "Robot".into();
+        let policy = PolicySnapshot::from_objects(
+            [],
+            [cluster_role("all", vec![rule(&["*"], &["*"], &["*"])])],
+            [],
+            [cluster_role_binding("b", "all", vec![subject])],
+        );
+        assert!(!allowed(
+            &policy,
+            &request(&user("alice", &[]), "get", "", "pods", "", "")
+        ));
+    }
+
+    #[test]
+    fn verbs_match_exactly_or_by_star() {
+        let alice = user("alice", &[]);
+        let policy = alice_may(vec![rule(&["get", "watch"], &[""], &["pods"])]);
+        assert!(allowed(
+            &policy,
+            &request(&alice, "get", "", "pods", "ns", "p")
+        ));
+        assert!(allowed(
+            &policy,
+            &request(&alice, "watch", "", "pods", "ns", "")
+        ));
+        assert!(!allowed(
+            &policy,
+            &request(&alice, "list", "", "pods", "ns", "")
+        ));
+        assert!(!allowed(
+            &policy,
+            &request(&alice, "delete", "", "pods", "ns", "p")
+        ));
+
+        let policy = alice_may(vec![rule(&["*"], &[""], &["pods"])]);
+        for verb in ["get", "deletecollection", "escalate", "anything"] {
+            assert!(
+                allowed(&policy, &request(&alice, verb, "", "pods", "ns", "")),
+                "{verb}"
+            );
+        }
+    }
+
+    #[test]
+    fn api_groups_match_exactly_or_by_star() {
+        let alice = user("alice", &[]);
+        let policy = alice_may(vec![rule(&["get"], &["apps"], &["deployments"])]);
+        assert!(allowed(
+            &policy,
+            &request(&alice, "get", "apps", "deployments", "ns", "d")
+        ));
+        assert!(!allowed(
+            &policy,
+            &request(&alice, "get", "extensions", "deployments", "ns", "d")
+        ));
+        assert!(!allowed(
+            &policy,
+            &request(&alice, "get", "", "deployments", "ns", "d")
+        ));
+
+        // The core group is "", not "*".
+        let policy = alice_may(vec![rule(&["get"], &[""], &["*"])]);
+        assert!(allowed(
+            &policy,
+            &request(&alice, "get", "", "pods", "ns", "d")
+        ));
+        assert!(!allowed(
+            &policy,
+            &request(&alice, "get", "apps", "deployments", "ns", "d")
+        ));
+
+        let policy = alice_may(vec![rule(&["get"], &["*"], &["deployments"])]);
+        assert!(allowed(
+            &policy,
+            &request(&alice, "get", "apps", "deployments", "ns", "d")
+        ));
+        assert!(allowed(
+            &policy,
+            &request(&alice, "get", "extensions", "deployments", "ns", "d")
+        ));
+    }
+
+    #[test]
+    fn resources_and_subresources_match_as_kube() {
+        let alice = user("alice", &[]);
+        let get = |resource: &str| request(&alice, "get", "", resource, "ns", "x");
+
+        let policy = alice_may(vec![rule(&["get"], &[""], &["pods"])]);
+        assert!(allowed(&policy, &get("pods")));
+        assert!(
+            !allowed(&policy, &get("pods/status")),
+            "a resource does not grant its subresources"
+        );
+        assert!(!allowed(&policy, &get("services")));
+
+        let policy = alice_may(vec![rule(&["get"], &[""], &["pods/status"])]);
+        assert!(allowed(&policy, &get("pods/status")));
+        assert!(!allowed(&policy, &get("pods")));
+        assert!(!allowed(&policy, &get("pods/log")));
+
+        let policy = alice_may(vec![rule(&["get"], &[""], &["*"])]);
+        assert!(allowed(&policy, &get("pods")));
+        assert!(allowed(&policy, &get("pods/status")));
+
+        let policy = alice_may(vec![rule(&["get"], &[""], &["*/status"])]);
+        assert!(allowed(&policy, &get("pods/status")));
+        assert!(allowed(&policy, &get("services/status")));
+        assert!(!allowed(&policy, &get("pods")));
+        assert!(!allowed(&policy, &get("pods/log")));
+
+        // kube's ResourceMatches has no `resource/*` wildcard.
+        let policy = alice_may(vec![rule(&["get"], &[""], &["pods/*"])]);
+        assert!(!allowed(&policy, &get("pods/status")));
+        assert!(!allowed(&policy, &get("pods")));
+    }
+
+    #[test]
+    fn resource_names_limit_named_requests_and_refuse_unnamed_ones() {
+        let alice = user("alice", &[]);
+        let policy = alice_may(vec![named_rule(
+            &["get", "list", "create", "update"],
+            &[""],
+            &["configmaps"],
+            &["app-config", "other"],
+        )]);
+        let req = |verb: &str, name: &str| request(&alice, verb, "", "configmaps", "ns", name);
+        assert!(allowed(&policy, &req("get", "app-config")));
+        assert!(allowed(&policy, &req("update", "other")));
+        assert!(!allowed(&policy, &req("get", "secret-config")));
+        // Requests without a name never match a rule with resourceNames.
+        assert!(!allowed(&policy, &req("list", "")));
+        assert!(!allowed(&policy, &req("create", "")));
+
+        // Without resourceNames, any name and none.
+        let policy = alice_may(vec![rule(&["get", "list"], &[""], &["configmaps"])]);
+        assert!(allowed(&policy, &req("get", "anything")));
+        assert!(allowed(&policy, &req("list", "")));
+    }
+
+    #[test]
+    fn non_resource_urls_match_exactly_by_star_or_by_prefix() {
+        let alice = user("alice", &[]);
+        let policy = alice_may(vec![url_rule(&["get"], &["/healthz", "/apis/*"])]);
+        let get = |path: &str| path_request(&alice, "get", path);
+        assert!(allowed(&policy, &get("/healthz")));
+        assert!(!allowed(&policy, &get("/healthz/etcd")));
+        assert!(allowed(&policy, &get("/apis/apps/v1")));
+        assert!(allowed(&policy, &get("/apis/")));
+        assert!(!allowed(&policy, &get("/apis")));
+        assert!(!allowed(&policy, &get("/api")));
+        assert!(!allowed(&policy, &path_request(&alice, "post", "/healthz")));
+
+        let policy = alice_may(vec![url_rule(&["*"], &["*"])]);
+        assert!(allowed(&policy, &get("/anything/at/all")));
+        assert!(allowed(&policy, &path_request(&alice, "delete", "/x")));
+        // URL rules grant no resources...
+        assert!(!allowed(
+            &policy,
+            &request(&alice, "get", "", "pods", "ns", "")
+        ));
+        // ...and resource rules no URLs.
+        let policy = alice_may(vec![rule(&["*"], &["*"], &["*"])]);
+        assert!(!allowed(&policy, &get("/healthz")));
+    }
+
+    #[test]
+    fn role_bindings_to_cluster_roles_are_limited_to_their_namespace() {
+        let alice = user("alice", &[]);
+        let policy = PolicySnapshot::from_objects(
+            [],
+            [cluster_role(
+                "pod-reader",
+                vec![rule(&["get", "list"], &[""], &["pods"])],
+            )],
+            [role_binding(
+                "ns1",
+                "read",
+                "ClusterRole",
+                "pod-reader",
+                vec![user_subject("alice")],
+            )],
+            [],
+        );
+        assert_eq!(
+            reason(&policy, &request(&alice, "list", "", "pods", "ns1", "")),
+            r#"RBAC: allowed by RoleBinding "read/ns1" of ClusterRole "pod-reader" to User "alice""#
+        );
+        assert!(!allowed(
+            &policy,
+            &request(&alice, "list", "", "pods", "ns2", "")
+        ));
+        // Listing across namespaces is a cluster-wide request.
+        assert!(!allowed(
+            &policy,
+            &request(&alice, "list", "", "pods", "", "")
+        ));
+    }
+
+    #[test]
+    fn role_bindings_only_find_roles_of_their_namespace() {
+        let alice = user("alice", &[]);
+        let policy = PolicySnapshot::from_objects(
+            [role("ns2", "r", vec![rule(&["get"], &[""], &["pods"])])],
+            [],
+            [role_binding(
+                "ns1",
+                "b",
+                "Role",
+                "r",
+                vec![user_subject("alice")],
+            )],
+            [],
+        );
+        assert_eq!(
+            authorize(&policy, &request(&alice, "get", "", "pods", "ns1", "p")),
+            Decision::NoOpinion(r#"RBAC: role.rbac.authorization.k8s.io "r" not found"#.into())
+        );
+        assert!(!allowed(
+            &policy,
+            &request(&alice, "get", "", "pods", "ns2", "p")
+        ));
+    }
+
+    #[test]
+    fn cluster_role_bindings_apply_everywhere() {
+        let alice = user("alice", &[]);
+        let policy = alice_may(vec![rule(&["list"], &[""], &["pods", "namespaces"])]);
+        for ns in ["", "ns1", "kube-system"] {
+            assert!(
+                allowed(&policy, &request(&alice, "list", "", "pods", ns, "")),
+                "{ns:?}"
+            );
+        }
+        assert_eq!(
+            reason(&policy, &request(&alice, "list", "", "namespaces", "", "")),
+            r#"RBAC: allowed by ClusterRoleBinding "b" of ClusterRole "r" to User "alice""#
+        );
+    }
+
+    #[test]
+    fn missing_roles_are_reported_only_when_nothing_allows() {
+        let alice = user("alice", &["devs"]);
+        let mut policy = PolicySnapshot::from_objects(
+            [],
+            [cluster_role("pods", vec![rule(&["get"], &[""], &["pods"])])],
+            [role_binding(
+                "ns1",
+                "gone",
+                "Role",
+                "gone",
+                vec![group_subject("devs")],
+            )],
+            [
+                cluster_role_binding("a-missing", "missing", vec![user_subject("alice")]),
+                cluster_role_binding("b-pods", "pods", vec![user_subject("alice")]),
+            ],
+        );
+        assert_eq!(
+            reason(&policy, &request(&alice, "get", "", "pods", "ns1", "p")),
+            r#"RBAC: allowed by ClusterRoleBinding "b-pods" of ClusterRole "pods" to User "alice""#
+        );
+        assert_eq!(
+            authorize(&policy, &request(&alice, "get", "", "secrets", "", "s")),
+            Decision::NoOpinion(
+                r#"RBAC: clusterrole.rbac.authorization.k8s.io "missing" not found"#.into()
+            )
+        );
+        assert_eq!(
+            reason(&policy, &request(&alice, "get", "", "secrets", "ns1", "s")),
+            r#"RBAC: [clusterrole.rbac.authorization.k8s.io "missing" not found, role.rbac.authorization.k8s.io "gone" not found]"#
+        );
+        // Bindings that do not apply to the user are not resolved at all.
+        policy.remove_cluster_role_binding("a-missing");
+        assert_eq!(
+            authorize(
+                &policy,
+                &request(&user("bob", &[]), "get", "", "secrets", "", "s")
+            ),
+            Decision::NoOpinion(String::new())
+        );
+    }
+
+    #[test]
+    fn rules_for_lists_cluster_then_namespace_rules() {
+        let alice = user("alice", &[]);
+        let cluster = rule(&["get"], &[""], &["nodes"]);
+        let local = rule(&["list"], &[""], &["pods"]);
+        let policy = PolicySnapshot::from_objects(
+            [role("ns1", "local", vec![local.clone()])],
+            [cluster_role("cluster", vec![cluster.clone()])],
+            [
+                role_binding("ns1", "local", "Role", "local", vec![user_subject("alice")]),
+                role_binding("ns1", "broken", "Role", "none", vec![user_subject("alice")]),
+            ],
+            [cluster_role_binding(
+                "cluster",
+                "cluster",
+                vec![user_subject("alice")],
+            )],
+        );
+        assert_eq!(rules_for(&policy, &alice, ""), vec![cluster.clone()]);
+        assert_eq!(
+            rules_for(&policy, &alice, "ns1"),
+            vec![cluster.clone(), local.clone()]
+        );
+        assert_eq!(rules_for(&policy, &alice, "ns2"), vec![cluster.clone()]);
+        assert_eq!(
+            resolve_rules(&policy, &alice, "ns1"),
+            ResolvedRules {
+                rules: vec![cluster, local],
+                errors: vec![ResolutionError::RoleNotFound {
+                    namespace: "ns1".into(),
+                    name: "none".into()
+                }],
+            }
+        );
+        assert!(rules_for(&policy, &user("bob", &[]), "ns1").is_empty());
+        assert_eq!(
+            RbacAuthorizer::new(&policy).rules_for(&alice, "ns1").len(),
+            2
+        );
+    }
+
+    #[test]
+    fn snapshot_inserts_replaces_and_removes() {
+        let alice = user("alice", &[]);
+        let get = request(&alice, "get", "", "pods", "ns1", "p");
+        let mut policy = PolicySnapshot::new();
+        assert!(!RbacAuthorizer::new(&policy).authorize(&get).allowed());
+
+        policy.insert_role(role("ns1", "r", vec![rule(&["list"], &[""], &["pods"])]));
+        policy.insert_role_binding(role_binding(
+            "ns1",
+            "b",
+            "Role",
+            "r",
+            vec![user_subject("alice")],
+        ));
+        assert!(!allowed(&policy, &get));
+        let old = policy.insert_role(role("ns1", "r", vec![rule(&["get"], &[""], &["pods"])]));
+        assert!(old.is_some());
+        assert!(allowed(&policy, &get));
+        assert_eq!(policy.role_bindings("ns1").count(), 1);
+
+        assert!(policy.remove_role_binding("ns1", "b").is_some());
+        assert!(policy.remove_role_binding("ns1", "b").is_none());
+        assert_eq!(policy.role_bindings("ns1").count(), 0);
+        assert!(!allowed(&policy, &get));
+        assert!(policy.remove_role("ns1", "r").is_some());
+        assert!(policy.role("ns1", "r").is_none());
+
+        policy.insert_cluster_role(cluster_role("c", vec![rule(&["get"], &[""], &["pods"])]));
+        policy.insert_cluster_role_binding(cluster_role_binding(
+            "c",
+            "c",
+            vec![user_subject("alice")],
+        ));
+        assert!(allowed(&policy, &get));
+        assert_eq!(policy.cluster_roles().count(), 1);
+        assert_eq!(policy.cluster_role_bindings().count(), 1);
+        assert!(policy.remove_cluster_role("c").is_some());
+        assert!(!allowed(&policy, &get));
+    }
 }
