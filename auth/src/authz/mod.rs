@@ -1,6 +1,7 @@
 //! Authorization: what a request asks to do ([`Attributes`]) and whether its user may.
 
 mod attributes;
+pub mod escalation;
 #[cfg(test)]
 mod fixtures;
 mod go_format;
