@@ -1,5 +1,6 @@
 //! Authorization: what a request asks to do ([`Attributes`]) and whether its user may.
 
+pub mod aggregation;
 mod attributes;
 pub mod escalation;
 #[cfg(test)]
