@@ -2,6 +2,7 @@
 
 pub mod aggregation;
 mod attributes;
+pub mod bootstrap;
 pub mod escalation;
 #[cfg(test)]
 mod fixtures;
