@@ -1,4 +1,11 @@
 //! Authorization: what a request asks to do ([`Attributes`]) and whether its user may.
+//!
+//! - [`rbac`]: the RBAC authorizer over a [`PolicySnapshot`] of Roles, ClusterRoles and
+//!   bindings ([`authorize`], [`rules_for`]).
+//! - [`escalation`]: the checks on writes of RBAC objects that keep users from granting
+//!   what they do not hold.
+//! - [`aggregation`]: ClusterRoles gathering the rules of others (`aggregationRule`).
+//! - [`bootstrap`]: the default roles and bindings kube-apiserver creates.
 
 pub mod aggregation;
 mod attributes;
