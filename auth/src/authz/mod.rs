@@ -1,8 +1,23 @@
 //! Authorization: what a request asks to do ([`Attributes`]) and whether its user may.
+//!
+//! - [`rbac`]: the RBAC authorizer over a [`PolicySnapshot`] of Roles, ClusterRoles and
+//!   bindings ([`authorize`], [`rules_for`]).
+//! - [`escalation`]: the checks on writes of RBAC objects that keep users from granting
+//!   what they do not hold.
+//! - [`aggregation`]: ClusterRoles gathering the rules of others (`aggregationRule`).
+//! - [`bootstrap`]: the default roles and bindings kube-apiserver creates.
 
+pub mod aggregation;
 mod attributes;
+pub mod bootstrap;
+pub mod escalation;
+#[cfg(test)]
+mod fixtures;
+mod go_format;
+pub mod rbac;
 
 pub use attributes::Attributes;
+pub use rbac::{PolicySnapshot, RbacAuthorizer, authorize, rules_for};
 
 /// An authorizer's answer.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,0 +1,83 @@
+//! Go's `%q` formatting, so that RBAC messages read exactly as kube-apiserver's
+//! (`"alice"`, `["get" "list"]`): clients and tests match on this text.
+
+use std::fmt::Write;
+
+/// A string quoted as Go's `strconv.Quote` does: double quotes, with backslash escapes
+/// for quotes, backslashes and control characters; printable Unicode is kept.
+pub(crate) fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\u{b}' => out.push_str("\\v"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A list of strings as Go's `%q` prints a `[]string`: `["a" "b"]`, `[]` when empty.
+pub(crate) fn quote_list<S: AsRef<str>>(items: &[S]) -> String {
+    let quoted: Vec<String> = items.iter().map(|s| quote(s.as_ref())).collect();
+    format!("[{}]", quoted.join(" "))
+}
+
+/// Several error messages as apimachinery's `utilerrors.NewAggregate(...).Error()`
+/// prints them: the message alone when there is one (or all are the same), otherwise
+/// the distinct messages in order, `[a, b]`.
+pub(crate) fn aggregate(messages: &[String]) -> String {
+    let mut distinct: Vec<&str> = Vec::new();
+    for m in messages {
+        if !distinct.contains(&m.as_str()) {
+            distinct.push(m);
+        }
+    }
+    match distinct.as_slice() {
+        [] => String::new(),
+        [one] => (*one).to_string(),
+        many => format!("[{}]", many.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_like_go() {
+        assert_eq!(quote("alice"), r#""alice""#);
+        assert_eq!(quote(r#"a"b\c"#), r#""a\"b\\c""#);
+        assert_eq!(quote("a\nb\u{1}"), r#""a\nb\x01""#);
+        assert_eq!(quote("é"), "\"é\"");
+    }
+
+    #[test]
+    fn quotes_lists_like_go() {
+        assert_eq!(quote_list::<&str>(&[]), "[]");
+        assert_eq!(quote_list(&["", "apps"]), r#"["" "apps"]"#);
+    }
+
+    #[test]
+    fn aggregates_like_apimachinery() {
+        assert_eq!(aggregate(&[]), "");
+        assert_eq!(aggregate(&["a".into()]), "a");
+        assert_eq!(aggregate(&["a".into(), "a".into()]), "a");
+        assert_eq!(aggregate(&["a".into(), "b".into(), "a".into()]), "[a, b]");
+    }
+}
