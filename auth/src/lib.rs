@@ -9,9 +9,11 @@
 //!   namespace, or a non-resource path) and the RBAC authorizer over
 //!   `rbac.authorization.k8s.io/v1` objects, with privilege-escalation checks and the
 //!   bootstrap policy.
+//! - [`audit`]: the audit log (`audit.k8s.io/v1` `Policy` and `Event`), as JSON lines.
 //!
 //! Nothing here does I/O on requests or storage; the server feeds it what it has read.
 
+pub mod audit;
 pub mod authn;
 pub mod authz;
 pub mod user;
