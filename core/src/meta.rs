@@ -96,6 +96,8 @@ pub enum NameRule {
     Subdomain,
     /// A DNS-1123 label (namespaces, services).
     Label,
+    /// Any name that is a path segment (RBAC objects: `system:discovery`).
+    PathSegment,
 }
 
 impl NameRule {
@@ -112,8 +114,23 @@ impl NameRule {
         match self {
             NameRule::Subdomain => dns1123_subdomain_errors(name),
             NameRule::Label => dns1123_label_errors(name),
+            NameRule::PathSegment => path_segment_errors(name, prefix),
         }
     }
+}
+
+/// `ValidatePathSegmentName`'s messages.
+fn path_segment_errors(name: &str, prefix: bool) -> Vec<String> {
+    let mut errs = Vec::new();
+    if !prefix && (name == "." || name == "..") {
+        errs.push(format!("may not be '{name}'"));
+    }
+    for bad in ["/", "%"] {
+        if name.contains(bad) {
+            errs.push(format!("may not contain '{bad}'"));
+        }
+    }
+    errs
 }
 
 fn str_field<'a>(meta: &'a Map<String, Value>, key: &str) -> &'a str {

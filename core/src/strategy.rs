@@ -35,6 +35,11 @@ pub trait Hooks<R>: Default + Send + Sync + 'static {
     /// Called on update, after the generic preparation.
     fn prepare_for_update(&self, _new: &mut R, _old: &R) {}
 
+    /// What an object's name must look like (a DNS subdomain unless said otherwise).
+    fn name_rule(&self) -> crate::meta::NameRule {
+        crate::meta::NameRule::Subdomain
+    }
+
     /// Extra validation of a new object.
     fn validate(&self, _obj: &R) -> ErrorList {
         ErrorList::new()
@@ -123,6 +128,11 @@ pub trait ObjectStrategy: Send + Sync + 'static {
 
     /// Its structural schema.
     fn schema(&self) -> &Schema;
+
+    /// What an object's name must look like.
+    fn name_rule(&self) -> crate::meta::NameRule {
+        crate::meta::NameRule::Subdomain
+    }
 
     /// Prepares a new object: prune unknown fields, apply defaults, clear status when
     /// the status subresource is on, set generation to 1, then run the hooks.
@@ -419,6 +429,9 @@ impl<R: Resource> ObjectStrategy for TypedStrategy<R> {
     }
     fn schema(&self) -> &Schema {
         R::schema()
+    }
+    fn name_rule(&self) -> crate::meta::NameRule {
+        self.hooks.name_rule()
     }
     fn prepare_for_create(&self, obj: &mut Value) {
         generic_prepare_for_create(

@@ -37,6 +37,7 @@
 //! # }
 //! ```
 
+pub mod admission;
 pub mod allocation;
 pub mod apiextensions;
 pub mod authentication;

@@ -157,6 +157,7 @@ pub async fn serve(
         &options,
     ));
     bootstrap::ensure_namespaces(&registry).await;
+    bootstrap::ensure_rbac(&registry).await;
 
     let (stop_tx, stop_rx) = watch::channel(false);
     // Stored CRDs are served before the first request is taken.
@@ -182,6 +183,15 @@ pub async fn serve(
         config.data_dir.display()
     )))?;
     let (authenticator, tls) = security_setup(security, &pki)?;
+
+    let (policy, mut policy_synced, policy_task) =
+        crate::authorization::policy::start(registry.clone(), stop_rx.clone());
+    if tokio::time::timeout(Duration::from_secs(60), policy_synced.wait_for(|s| *s))
+        .await
+        .is_err()
+    {
+        tracing::warn!("the RBAC policy was not read in 60s; starting anyway");
+    }
 
     let listener = TcpListener::bind(config.listen)
         .await
@@ -214,7 +224,9 @@ pub async fn serve(
         address: local.to_string(),
         shutdown: stop_rx,
         authenticator,
-        authorizer: Authorizer::default(),
+        authorizer: Authorizer {
+            policy: Some(policy),
+        },
         insecure: tls.is_none(),
         limits: crate::limits::Limits::new(security.limits.clone()),
     });
@@ -309,6 +321,7 @@ pub async fn serve(
     }
     controllers.abort();
     crd_controller.abort();
+    policy_task.abort();
     if let Some(c) = compactor {
         c.abort();
     }

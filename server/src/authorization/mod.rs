@@ -3,6 +3,7 @@
 //! `system:masters` may do anything, then RBAC decides.
 
 pub mod impersonation;
+pub mod policy;
 pub mod request;
 
 use http::StatusCode;
@@ -12,8 +13,11 @@ use serde_json::json;
 use crate::status::ApiError;
 
 /// The server's authorizer.
-#[derive(Default)]
-pub struct Authorizer {}
+#[derive(Clone, Default)]
+pub struct Authorizer {
+    /// The RBAC policy (none: only `system:masters` may do anything).
+    pub policy: Option<std::sync::Arc<policy::LivePolicy>>,
+}
 
 impl Authorizer {
     /// Decides one request.
@@ -22,7 +26,10 @@ impl Authorizer {
         if attrs.user.in_group(kapi_auth::user::MASTERS) {
             return Decision::Allow(String::new());
         }
-        Decision::NoOpinion(String::new())
+        match &self.policy {
+            Some(policy) => kapi_auth::authz::authorize(&policy.snapshot(), attrs),
+            None => Decision::NoOpinion(String::new()),
+        }
     }
 }
 

@@ -7,6 +7,7 @@ pub mod patch;
 pub mod path;
 pub mod query;
 mod resource;
+mod review_protobuf;
 mod reviews;
 mod scale;
 mod watch;
@@ -141,6 +142,12 @@ impl Api {
             Err(e) => return crate::limits::with_retry_after(error_response(&e)),
         };
         let timeout = self.limits.timeout_for(req.uri().query());
+        let mut req = req;
+        req.extensions_mut()
+            .insert(crate::admission::RequestAdmission::new(
+                attrs.user.clone(),
+                self.authorizer.clone(),
+            ));
         let serve = async {
             match reviews::handle(self, req, &attrs.user).await {
                 Ok(res) => res,
@@ -223,6 +230,18 @@ impl Api {
             Some(route) => self.documents.get(&self.registry).discovery(&req, &route),
         }
     }
+}
+
+/// The admission checks of the request (set by [`Api::handle`]) in its write options.
+pub fn with_admission<B>(
+    mut opts: crate::registry::WriteOptions,
+    req: &Request<B>,
+) -> crate::registry::WriteOptions {
+    opts.admission = req
+        .extensions()
+        .get::<crate::admission::RequestAdmission>()
+        .map(|a| a.0.clone());
+    opts
 }
 
 /// The output format for a request, from its `Accept` header.

@@ -180,6 +180,7 @@ impl Query {
                     )));
                 }
             },
+            admission: None,
         })
     }
 

@@ -143,7 +143,7 @@ where
             super::watch::serve(api, &store, namespace, r.name.as_deref(), &query, output).await
         }
         "create" => {
-            let opts = query.write_options()?;
+            let opts = super::with_admission(query.write_options()?, &req);
             let (body, dup_warnings) = decoded(req, &opts).await?;
             let (obj, mut warnings) = store.create(namespace, body, &opts).await?;
             warnings.extend(dup_warnings);
@@ -153,7 +153,7 @@ where
             ))
         }
         "update" => {
-            let opts = query.write_options()?;
+            let opts = super::with_admission(query.write_options()?, &req);
             let (body, dup_warnings) = decoded(req, &opts).await?;
             let (obj, mut warnings) = store
                 .update(
@@ -171,7 +171,7 @@ where
             ))
         }
         "patch" => {
-            let opts = query.write_options()?;
+            let opts = super::with_admission(query.write_options()?, &req);
             let content_type = content_type(&req);
             let patch_type = PatchType::from_content_type(&content_type)?;
             if patch_type == PatchType::Apply && query.get("fieldManager").is_none_or(str::is_empty)
@@ -272,7 +272,7 @@ where
     B: hyper::body::Body<Data = bytes::Bytes> + Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let opts = query.write_options()?;
+    let opts = super::with_admission(query.write_options()?, &req);
     let (body, _) = decoded(req, &opts).await?;
     let name = r.name.clone().unwrap_or_default();
     store

@@ -63,7 +63,11 @@ where
         .to_string();
     let answer = async {
         let bytes = read_body(req.into_body()).await?;
-        let body = decode_body(&content_type, &bytes)?.value;
+        let body = if content_type.starts_with("application/vnd.kubernetes.protobuf") {
+            super::review_protobuf::decode(&bytes)?
+        } else {
+            decode_body(&content_type, &bytes)?.value
+        };
         match kind {
             Review::SelfAccess | Review::Access | Review::LocalAccess => {
                 access_review(api, kind, &r, body, user)

@@ -110,6 +110,7 @@ where
         .clone()
         .expect("routed only when served");
     let name = r.name.clone().unwrap_or_default();
+    let opts = super::with_admission(query.write_options()?, &req);
     let new_scale: ScaleChange = match verb {
         "get" => {
             let obj = store
@@ -140,7 +141,6 @@ where
         }
         _ => return Err(ApiError::method_not_supported(&info, verb)),
     };
-    let opts = query.write_options()?;
     let scale_for_update = scale.clone();
     let conflict_name = name.clone();
     let (obj, _) = store

@@ -13,6 +13,7 @@
 //! - ClusterRole aggregation is not performed (no controller); `aggregationRule` only
 //!   needs at least one selector.
 
+use kapi_core::meta::NameRule;
 use kapi_core::meta::dns1123_subdomain_errors;
 use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
 use serde_json::Value;
@@ -255,6 +256,11 @@ fn binding_cell(
 pub struct RoleHooks;
 
 impl Hooks<Role> for RoleHooks {
+    fn name_rule(&self) -> NameRule {
+        // kube-apiserver lets RBAC names be any path segment (`system:discovery`).
+        NameRule::PathSegment
+    }
+
     fn allow_unconditional_update(&self) -> bool {
         true
     }
@@ -294,6 +300,11 @@ fn validate_cluster_role(obj: &ClusterRole) -> ErrorList {
 }
 
 impl Hooks<ClusterRole> for ClusterRoleHooks {
+    fn name_rule(&self) -> NameRule {
+        // kube-apiserver lets RBAC names be any path segment (`system:discovery`).
+        NameRule::PathSegment
+    }
+
     fn allow_unconditional_update(&self) -> bool {
         true
     }
@@ -316,6 +327,11 @@ impl Hooks<ClusterRole> for ClusterRoleHooks {
 pub struct RoleBindingHooks;
 
 impl Hooks<RoleBinding> for RoleBindingHooks {
+    fn name_rule(&self) -> NameRule {
+        // kube-apiserver lets RBAC names be any path segment (`system:discovery`).
+        NameRule::PathSegment
+    }
+
     fn allow_unconditional_update(&self) -> bool {
         true
     }
@@ -346,6 +362,11 @@ impl Hooks<RoleBinding> for RoleBindingHooks {
 pub struct ClusterRoleBindingHooks;
 
 impl Hooks<ClusterRoleBinding> for ClusterRoleBindingHooks {
+    fn name_rule(&self) -> NameRule {
+        // kube-apiserver lets RBAC names be any path segment (`system:discovery`).
+        NameRule::PathSegment
+    }
+
     fn allow_unconditional_update(&self) -> bool {
         true
     }

@@ -16,13 +16,39 @@ pub enum FieldValidation {
     Strict,
 }
 
+/// Validating admission: a check a create or update must pass after the strategy
+/// validated it and before it is stored (also on dry runs), with what the registry
+/// does not know, such as who asks.
+pub trait Admission: Send + Sync {
+    /// Refuses the write with an error, or lets it through. `old` is `None` on create.
+    fn validate(
+        &self,
+        info: &kapi_core::ResourceInfo,
+        namespace: Option<&str>,
+        new: &serde_json::Value,
+        old: Option<&serde_json::Value>,
+    ) -> Result<(), crate::status::ApiError>;
+}
+
 /// Options of create, update and patch.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct WriteOptions {
     /// `?dryRun=All`: do everything but write.
     pub dry_run: bool,
     /// `?fieldValidation=`.
     pub field_validation: FieldValidation,
+    /// The request's admission checks, if any.
+    pub admission: Option<std::sync::Arc<dyn Admission>>,
+}
+
+impl std::fmt::Debug for WriteOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WriteOptions")
+            .field("dry_run", &self.dry_run)
+            .field("field_validation", &self.field_validation)
+            .field("admission", &self.admission.is_some())
+            .finish()
+    }
 }
 
 /// Options of list (and of the initial state of a watch).

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use kapi_core::meta::{NameRule, validate_object_meta, validate_object_meta_update};
+use kapi_core::meta::{validate_object_meta, validate_object_meta_update};
 use kapi_core::{ErrorList, FieldError, FieldPath, ObjectStrategy, ResourceInfo, SubresourceError};
 use kapi_storage::{
     ReadAt, Storage, StorageError, Update, UpdateError, Updated, guaranteed_update_with_ttl,
@@ -335,13 +335,19 @@ impl Store {
         set_meta(&mut obj, "deletionTimestamp", None);
         set_meta(&mut obj, "deletionGracePeriodSeconds", None);
         let name = object::name(&obj).to_string();
-        let mut errs =
-            validate_object_meta(obj.get("metadata"), info.namespaced(), NameRule::Subdomain);
+        let mut errs = validate_object_meta(
+            obj.get("metadata"),
+            info.namespaced(),
+            self.strategy.name_rule(),
+        );
         errs.extend(self.strategy.validate(&obj));
         if !errs.is_empty() {
             return Err(ApiError::invalid(info, &name, &errs));
         }
         self.check_namespace(namespace, &name).await?;
+        if let Some(admission) = &opts.admission {
+            admission.validate(info, namespace, &obj, None)?;
+        }
         if opts.dry_run {
             return Ok((obj, warnings));
         }
@@ -452,7 +458,7 @@ impl Store {
                 new.get("metadata"),
                 old.get("metadata"),
                 info.namespaced(),
-                NameRule::Subdomain,
+                self.strategy.name_rule(),
             );
             // validate_update covers everything validate checks, plus transition rules.
             errs.extend(self.strategy.validate_update(&new, &old));
@@ -461,6 +467,9 @@ impl Store {
             }
             if !errs.is_empty() {
                 return Err(ApiError::invalid(&info, name, &errs));
+            }
+            if let Some(admission) = &opts.admission {
+                admission.validate(&info, namespace, &new, Some(&old))?;
             }
             if opts.dry_run {
                 dry_result = Some(new);
