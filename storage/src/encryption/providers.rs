@@ -107,7 +107,7 @@ enum GcmKey {
 #[derive(Clone)]
 enum Kind {
     Identity,
-    AesCbc(AesKey),
+    AesCbc(Box<AesKey>),
     AesGcm(GcmKey),
     Secretbox(Box<XSalsa20Poly1305>),
 }
@@ -163,7 +163,7 @@ impl Provider {
             _ => AesKey::A256(Aes256::new_from_slice(secret).expect("32-byte key")),
         };
         Ok(Self {
-            kind: Kind::AesCbc(key),
+            kind: Kind::AesCbc(Box::new(key)),
             prefix: format!("{ENCRYPTED_PREFIX}aescbc:v1:{name}:"),
         })
     }
@@ -230,7 +230,7 @@ impl Provider {
                 let mut iv = [0u8; AES_BLOCK];
                 random(&mut iv)?;
                 out.extend_from_slice(&iv);
-                out.extend_from_slice(&match aes {
+                out.extend_from_slice(&match aes.as_ref() {
                     AesKey::A128(c) => cbc_encrypt(c, &iv, plaintext),
                     AesKey::A192(c) => cbc_encrypt(c, &iv, plaintext),
                     AesKey::A256(c) => cbc_encrypt(c, &iv, plaintext),
@@ -284,7 +284,7 @@ impl Provider {
                 if data.is_empty() || data.len() % AES_BLOCK != 0 {
                     return Err("the stored data is not a multiple of the block size");
                 }
-                match aes {
+                match aes.as_ref() {
                     AesKey::A128(c) => cbc_decrypt(c, iv, data),
                     AesKey::A192(c) => cbc_decrypt(c, iv, data),
                     AesKey::A256(c) => cbc_decrypt(c, iv, data),
