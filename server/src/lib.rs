@@ -14,7 +14,7 @@
 //! (discovery and OpenAPI), [`presentation`] (Table and PartialObjectMetadata),
 //! [`controllers`] (namespace lifecycle and garbage collection), [`apiextensions`]
 //! (CustomResourceDefinitions served at run time), [`allocation`] (Service
-//! cluster IPs and node ports), [`server`] (listening,
+//! cluster IPs and node ports), [`encryption`] (encryption at rest), [`server`] (listening,
 //! shutdown), [`kubeconfig`].
 //!
 //! ```no_run
@@ -31,6 +31,7 @@
 //!     compaction_interval: Some(std::time::Duration::from_secs(300)),
 //!     service_ranges: Default::default(),
 //!     event_ttl: std::time::Duration::from_secs(3600),
+//!     encryption_provider_config: None,
 //! };
 //! serve(config, resources, shutdown_signal()).await
 //! # }
@@ -43,6 +44,7 @@ pub mod compactor;
 pub mod controllers;
 pub mod discovery;
 pub mod documents;
+pub mod encryption;
 pub mod endpoints;
 pub mod generated;
 pub mod hooks;

@@ -54,6 +54,9 @@ enum Command {
         /// The range of Service node ports.
         #[arg(long, default_value = "30000-32767", value_parser = ServiceRanges::parse_port_range)]
         service_node_port_range: std::ops::RangeInclusive<u16>,
+        /// An `EncryptionConfiguration` file: encrypt the resources it names at rest.
+        #[arg(long)]
+        encryption_provider_config: Option<PathBuf>,
     },
 }
 
@@ -75,6 +78,7 @@ fn main() -> std::process::ExitCode {
         service_cluster_ip_range,
         service_node_port_range,
         event_ttl,
+        encryption_provider_config,
     } = command;
     let mut resources = Resources::new();
     kapi_server::generated::register(&mut resources);
@@ -85,6 +89,7 @@ fn main() -> std::process::ExitCode {
         prefix: etcd_prefix,
         compaction_interval: (!compaction_interval.is_zero()).then_some(compaction_interval),
         event_ttl,
+        encryption_provider_config,
         service_ranges: ServiceRanges {
             network: service_cluster_ip_range.0,
             prefix_len: service_cluster_ip_range.1,

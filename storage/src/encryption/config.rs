@@ -107,8 +107,14 @@ impl EncryptionConfig {
     }
 
     /// The providers of a resource, or `None` when the configuration does not name it
-    /// (its values are then stored as they are).
+    /// (its values are then stored as they are). `events.k8s.io` Events are looked up
+    /// as core `events`, the name kube-apiserver's configuration gives them both.
     pub fn transformer_for(&self, group: &str, plural: &str) -> Option<Arc<Transformer>> {
+        let group = if (group, plural) == ("events.k8s.io", "events") {
+            ""
+        } else {
+            group
+        };
         let exact = ResourcePattern::Resource {
             group: group.to_string(),
             plural: plural.to_string(),
@@ -300,7 +306,7 @@ impl Parser {
             return None;
         };
         let entries = self.sequence(resources, "resources");
-        if entries.is_empty() {
+        if entries.is_empty() && is_sequence(resources) {
             self.problem(resources, "resources", "at least one entry is required");
         }
         let mut config = EncryptionConfig {
@@ -366,7 +372,11 @@ impl Parser {
             let at = join(path, &name);
             if name == "resources" {
                 has_resources = true;
-                for (j, item) in self.sequence(value, &at).iter().enumerate() {
+                let items = self.sequence(value, &at);
+                if items.is_empty() && is_sequence(value) {
+                    self.problem(value, &at, "at least one resource is required");
+                }
+                for (j, item) in items.iter().enumerate() {
                     let item_path = format!("{at}[{j}]");
                     if let Some(p) = self.pattern(item, &item_path) {
                         if patterns.iter().any(|(q, _)| *q == p) {
@@ -376,17 +386,15 @@ impl Parser {
                         }
                     }
                 }
-                if patterns.is_empty() {
-                    self.problem(value, &at, "at least one resource is required");
-                }
                 self.overlap(&patterns, &at);
             } else {
                 has_providers = true;
-                for (j, item) in self.sequence(value, &at).iter().enumerate() {
-                    providers.extend(self.provider(item, &format!("{at}[{j}]")));
-                }
-                if providers.is_empty() {
+                let items = self.sequence(value, &at);
+                if items.is_empty() && is_sequence(value) {
                     self.problem(value, &at, "at least one provider is required");
+                }
+                for (j, item) in items.iter().enumerate() {
+                    providers.extend(self.provider(item, &format!("{at}[{j}]")));
                 }
             }
         }
@@ -515,7 +523,7 @@ impl Parser {
         };
         let at = join(path, "keys");
         let items = self.sequence(keys, &at);
-        if items.is_empty() {
+        if items.is_empty() && is_sequence(keys) {
             self.problem(keys, &at, "at least one key is required");
         }
         let mut providers = Vec::new();
@@ -568,6 +576,11 @@ impl Parser {
         }
         providers
     }
+}
+
+/// Whether `node` is a list (an empty one is then its own problem, not "must be a list").
+fn is_sequence(node: &Node<'_>) -> bool {
+    matches!(node.data, YamlData::Sequence(_))
 }
 
 fn join(path: &str, field: &str) -> String {
@@ -637,6 +650,7 @@ mod tests {
         assert!(config.matches("example.kapi.dev", "widgets"));
         assert!(!config.matches("", "configmaps"));
         assert!(!config.matches("example.kapi.dev", "gadgets"));
+        assert!(!config.matches("events.k8s.io", "events"));
     }
 
     #[test]
