@@ -222,19 +222,17 @@ impl Provider {
         let random = |buf: &mut [u8]| {
             getrandom::fill(buf).map_err(|e| encrypt_error(format!("no random bytes: {e}")))
         };
-        let mut out = Vec::with_capacity(self.prefix.len() + 48 + plaintext.len());
-        out.extend_from_slice(self.prefix.as_bytes());
         match &self.kind {
-            Kind::Identity => return Ok(plaintext.clone()),
+            Kind::Identity => Ok(plaintext.clone()),
             Kind::AesCbc(aes) => {
                 let mut iv = [0u8; AES_BLOCK];
                 random(&mut iv)?;
-                out.extend_from_slice(&iv);
-                out.extend_from_slice(&match aes.as_ref() {
+                let sealed = match aes.as_ref() {
                     AesKey::A128(c) => cbc_encrypt(c, &iv, plaintext),
                     AesKey::A192(c) => cbc_encrypt(c, &iv, plaintext),
                     AesKey::A256(c) => cbc_encrypt(c, &iv, plaintext),
-                });
+                };
+                Ok(self.with_prefix(&iv, &sealed))
             }
             Kind::AesGcm(gcm) => {
                 let mut nonce = [0u8; GCM_NONCE];
@@ -249,8 +247,7 @@ impl Provider {
                     GcmKey::A256(c) => c.encrypt(&nonce.into(), payload),
                 }
                 .map_err(|_| encrypt_error("AES-GCM refused the value".into()))?;
-                out.extend_from_slice(&nonce);
-                out.extend_from_slice(&sealed);
+                Ok(self.with_prefix(&nonce, &sealed))
             }
             Kind::Secretbox(cipher) => {
                 let mut nonce = [0u8; SECRETBOX_NONCE];
@@ -260,11 +257,18 @@ impl Provider {
                 let sealed = cipher
                     .encrypt(&nonce.into(), plaintext.as_ref())
                     .map_err(|_| encrypt_error("secretbox refused the value".into()))?;
-                out.extend_from_slice(&nonce);
-                out.extend_from_slice(&sealed);
+                Ok(self.with_prefix(&nonce, &sealed))
             }
         }
-        Ok(Bytes::from(out))
+    }
+
+    /// The prefix, the IV or nonce, and the sealed value, as one stored value.
+    fn with_prefix(&self, nonce: &[u8], sealed: &[u8]) -> Bytes {
+        let mut out = Vec::with_capacity(self.prefix.len() + nonce.len() + sealed.len());
+        out.extend_from_slice(self.prefix.as_bytes());
+        out.extend_from_slice(nonce);
+        out.extend_from_slice(sealed);
+        Bytes::from(out)
     }
 
     /// The plaintext of `body` (the stored value without this provider's prefix).

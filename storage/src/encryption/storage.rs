@@ -177,8 +177,10 @@ impl EncryptedStorage {
     }
 }
 
+/// A value that cannot be encrypted or decrypted: an internal error (a 500, as in
+/// kube-apiserver) whose message says which key and why, for the log and the client.
 fn transform_error(e: TransformError) -> StorageError {
-    StorageError::internal("encryption at rest", e)
+    StorageError::internal(format!("encryption at rest: {e}"), e)
 }
 
 #[async_trait]
