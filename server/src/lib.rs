@@ -14,7 +14,7 @@
 //! (discovery and OpenAPI), [`presentation`] (Table and PartialObjectMetadata),
 //! [`controllers`] (namespace lifecycle and garbage collection), [`apiextensions`]
 //! (CustomResourceDefinitions served at run time), [`allocation`] (Service
-//! cluster IPs and node ports), [`server`] (listening,
+//! cluster IPs and node ports), [`encryption`] (encryption at rest), [`server`] (listening,
 //! shutdown), [`kubeconfig`].
 //!
 //! ```no_run
@@ -47,6 +47,7 @@ pub mod compactor;
 pub mod controllers;
 pub mod discovery;
 pub mod documents;
+pub mod encryption;
 pub mod endpoints;
 pub mod generated;
 pub mod hooks;

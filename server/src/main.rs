@@ -56,6 +56,9 @@ enum Command {
         service_node_port_range: std::ops::RangeInclusive<u16>,
         #[command(flatten)]
         security: SecurityFlags,
+        /// An `EncryptionConfiguration` file: encrypt the resources it names at rest.
+        #[arg(long)]
+        encryption_provider_config: Option<PathBuf>,
     },
 }
 
@@ -126,6 +129,7 @@ fn main() -> std::process::ExitCode {
         service_node_port_range,
         event_ttl,
         security,
+        encryption_provider_config,
     } = command;
     let mut resources = Resources::new();
     kapi_server::generated::register(&mut resources);
@@ -142,6 +146,7 @@ fn main() -> std::process::ExitCode {
             node_ports: service_node_port_range,
         },
         security: SecurityConfig {
+            encryption_provider_config,
             insecure_http: security.insecure_http,
             tls_cert_file: security.tls_cert_file,
             tls_private_key_file: security.tls_private_key_file,

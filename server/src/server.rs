@@ -79,6 +79,9 @@ pub struct SecurityConfig {
     pub api_audiences: Vec<String>,
     /// Request limits.
     pub limits: crate::limits::LimitsConfig,
+    /// The `EncryptionConfiguration` file of encryption at rest (kube-apiserver's
+    /// `--encryption-provider-config`); `None` stores values as they are.
+    pub encryption_provider_config: Option<PathBuf>,
 }
 
 /// Why the server could not start.
@@ -134,7 +137,11 @@ pub async fn serve(
 ) -> Result<(), ServeError> {
     std::fs::create_dir_all(&config.data_dir)
         .map_err(io(format!("creating {}", config.data_dir.display())))?;
+    let encryption =
+        crate::encryption::load(config.security.encryption_provider_config.as_deref())?;
     let storage = open_storage(&config).await?;
+    // Below everything else, so the watch caches hold plaintext.
+    let storage = crate::encryption::wrap(storage, encryption.as_ref(), &resources, &config.prefix);
     let instrumented: Arc<dyn Storage> = Arc::new(InstrumentedStorage::new(storage.clone()));
     let mut options = StoreOptions::default();
     options.lifecycles.insert(

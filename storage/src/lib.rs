@@ -12,10 +12,13 @@
 //! - `etcd` (cargo feature `etcd`): `EtcdStorage`, for several replicas over one etcd
 //!   cluster;
 //! - [`cacher`]: [`Cacher`], the watch cache in front of either backend, serving
-//!   stale-tolerant reads and watches of one prefix from memory.
+//!   stale-tolerant reads and watches of one prefix from memory;
+//! - [`encryption`]: encryption at rest, [`EncryptedStorage`] over either backend
+//!   (below the cache) with the providers of an [`EncryptionConfig`] file.
 
 pub mod cacher;
 pub mod embedded;
+pub mod encryption;
 pub mod error;
 #[cfg(feature = "etcd")]
 pub mod etcd;
@@ -23,6 +26,7 @@ pub mod interface;
 
 pub use cacher::{Cacher, CacherConfig, CacherStats};
 pub use embedded::{CompactionPolicy, EmbeddedConfig, EmbeddedStorage};
+pub use encryption::{EncryptedStorage, EncryptionConfig};
 pub use error::StorageError;
 #[cfg(feature = "etcd")]
 pub use etcd::{EtcdConfig, EtcdStorage};

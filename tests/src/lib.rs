@@ -154,7 +154,12 @@ impl Kapi {
     /// Starts a server on the embedded store in `data_dir` (kept when the server stops,
     /// for restart tests).
     pub fn start_in_dir(data_dir: &Path) -> Self {
-        Self::start_in(Backend::Embedded, data_dir.to_path_buf(), None, &[])
+        Self::start_in_dir_with(data_dir, &[])
+    }
+
+    /// [`Kapi::start_in_dir`] with extra `kapi serve` arguments.
+    pub fn start_in_dir_with(data_dir: &Path, args: &[&str]) -> Self {
+        Self::start_in(Backend::Embedded, data_dir.to_path_buf(), None, args)
     }
 
     fn start_in(
