@@ -185,26 +185,45 @@ pub fn with_retry_after(mut res: http::Response<Body>) -> http::Response<Body> {
     res
 }
 
-/// Keeps `admission` until the body has been sent (a watch's, until it ends).
-pub fn hold(res: http::Response<Body>, admission: Admission) -> http::Response<Body> {
-    if matches!(admission, Admission::Exempt) {
+/// What may be held by a response body: an in-flight slot, a watch count, an audit
+/// record completed when dropped.
+pub trait Guard: Send + Sync + Unpin + 'static {
+    /// Whether holding it matters (an exempt admission does not).
+    fn needed(&self) -> bool {
+        true
+    }
+}
+
+impl Guard for Admission {
+    fn needed(&self) -> bool {
+        !matches!(self, Admission::Exempt)
+    }
+}
+
+impl Guard for kapi_auth::audit::AuditContext {}
+
+impl<A: Guard, B: Guard> Guard for (A, B) {}
+
+/// Keeps `guard` until the body has been sent (a watch's, until it ends).
+pub fn hold(res: http::Response<Body>, guard: impl Guard) -> http::Response<Body> {
+    if !guard.needed() {
         return res;
     }
     res.map(|body| {
         Held {
             body,
-            _admission: admission,
+            _guard: guard,
         }
         .boxed()
     })
 }
 
-struct Held {
+struct Held<G> {
     body: Body,
-    _admission: Admission,
+    _guard: G,
 }
 
-impl hyper::body::Body for Held {
+impl<G: Guard> hyper::body::Body for Held<G> {
     type Data = Bytes;
     type Error = std::convert::Infallible;
 

@@ -105,6 +105,13 @@ struct SecurityFlags {
     /// How long a request other than a watch may take before it gets 504.
     #[arg(long, default_value = "60s", value_parser = kapi_server::compactor::parse_duration)]
     request_timeout: std::time::Duration,
+    /// Write an audit log (`audit.k8s.io/v1` Events as JSON lines) to this file (`-`:
+    /// stdout).
+    #[arg(long)]
+    audit_log_path: Option<PathBuf>,
+    /// The audit policy; without one, every request is logged at Metadata level.
+    #[arg(long, requires = "audit_log_path")]
+    audit_policy_file: Option<PathBuf>,
     /// Open watches per user; more get 429 (0: no limit).
     #[arg(long, default_value_t = 1000)]
     max_watches_per_user: usize,
@@ -156,6 +163,8 @@ fn main() -> std::process::ExitCode {
             anonymous_auth: security.anonymous_auth,
             service_account_issuer: security.service_account_issuer,
             api_audiences: security.api_audiences,
+            audit_log_path: security.audit_log_path,
+            audit_policy_file: security.audit_policy_file,
             limits: kapi_server::limits::LimitsConfig {
                 max_requests_inflight: security.max_requests_inflight,
                 max_mutating_requests_inflight: security.max_mutating_requests_inflight,

@@ -79,6 +79,11 @@ pub struct SecurityConfig {
     pub api_audiences: Vec<String>,
     /// Request limits.
     pub limits: crate::limits::LimitsConfig,
+    /// Where the audit log goes (`-`: stdout); none is kept without it.
+    pub audit_log_path: Option<PathBuf>,
+    /// The audit policy (`audit.k8s.io/v1` Policy); without it, every request is logged
+    /// at Metadata level.
+    pub audit_policy_file: Option<PathBuf>,
     /// The `EncryptionConfiguration` file of encryption at rest (kube-apiserver's
     /// `--encryption-provider-config`); `None` stores values as they are.
     pub encryption_provider_config: Option<PathBuf>,
@@ -236,6 +241,7 @@ pub async fn serve(
         },
         insecure: tls.is_none(),
         limits: crate::limits::Limits::new(security.limits.clone()),
+        auditor: auditor(security)?,
     });
     let acceptor = tls.map(|t| tokio_rustls::TlsAcceptor::from(t.config));
     let controllers = crate::controllers::start(registry.clone(), api.shutdown.clone());
@@ -333,6 +339,9 @@ pub async fn serve(
         c.abort();
     }
     registry.close().await;
+    if let Some(auditor) = &api.auditor {
+        auditor.log().close();
+    }
     drop(api);
     drop(registry);
     if let Err(e) = storage.close().await {
@@ -421,6 +430,22 @@ fn security_setup(
             kubeconfig_ca,
         }),
     ))
+}
+
+/// The audit log `--audit-log-path` asks for, with `--audit-policy-file`'s policy.
+fn auditor(security: &SecurityConfig) -> Result<Option<kapi_auth::audit::Auditor>, ServeError> {
+    use kapi_auth::audit::{AuditLog, AuditLogOptions, Auditor, Policy};
+    let Some(path) = &security.audit_log_path else {
+        return Ok(None);
+    };
+    let policy = match &security.audit_policy_file {
+        Some(file) => Policy::from_file(file)
+            .map_err(|e| ServeError::Config(format!("--audit-policy-file: {e}")))?,
+        None => Policy::metadata_default(),
+    };
+    let log = AuditLog::open(path, AuditLogOptions::default())
+        .map_err(io(format!("opening the audit log {}", path.display())))?;
+    Ok(Some(Auditor::new(policy, log)))
 }
 
 /// The hyper service of one connection.

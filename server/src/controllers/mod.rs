@@ -4,10 +4,12 @@
 //!
 //! - [`namespace`]: empties a terminating namespace, then lets it go;
 //! - [`garbage_collector`]: `ownerReferences` with Background, Foreground and Orphan
-//!   propagation.
+//!   propagation;
+//! - [`service_account`]: a `default` ServiceAccount in every namespace.
 
 pub mod garbage_collector;
 pub mod namespace;
+pub mod service_account;
 
 use std::sync::Arc;
 
@@ -27,6 +29,7 @@ pub fn start(registry: Arc<Registry>, shutdown: watch::Receiver<bool>) -> JoinHa
     tokio::spawn(async move {
         tokio::join!(
             namespace::run(registry.clone(), shutdown.clone()),
+            service_account::run(registry.clone(), shutdown.clone()),
             garbage_collector::run(registry, shutdown),
         );
     })

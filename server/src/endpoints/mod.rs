@@ -2,6 +2,7 @@
 //! resource), content negotiation, and the generic handlers, which decode the request,
 //! call the registry, and encode the answer.
 
+mod chain;
 pub mod negotiation;
 pub mod patch;
 pub mod path;
@@ -25,8 +26,6 @@ use tokio::sync::watch as signal;
 use crate::authentication::Peer;
 use crate::registry::Registry;
 use crate::status::ApiError;
-use kapi_auth::UserInfo;
-use kapi_auth::authz::{Attributes, Decision};
 use negotiation::Output;
 use path::Route;
 
@@ -55,6 +54,8 @@ pub struct Api {
     pub insecure: bool,
     /// In-flight, watch and time limits.
     pub limits: crate::limits::Limits,
+    /// The audit log, if one is kept.
+    pub auditor: Option<kapi_auth::audit::Auditor>,
 }
 
 /// Builds a JSON response.
@@ -119,84 +120,13 @@ impl Api {
     {
         let start = std::time::Instant::now();
         let mut labels = request_labels(req.method(), req.uri());
-        let res = self.limited(req, peer).await;
+        let res = self.filtered(req, peer).await;
         labels.code = res.status().as_u16().to_string();
         crate::metrics::Metrics::global().observe_request(labels, start.elapsed().as_secs_f64());
         res
     }
 
-    /// kube-apiserver's filter chain, then the handler: authentication (401),
-    /// impersonation and authorization (403), in-flight and watch limits (429), the
-    /// request timeout (504).
-    async fn limited<B>(&self, req: Request<B>, peer: &Peer) -> Response<Body>
-    where
-        B: hyper::body::Body<Data = Bytes> + Send,
-        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    {
-        let attrs = match self.admit(&req, peer).await {
-            Ok(attrs) => attrs,
-            Err(e) => return error_response(&e),
-        };
-        let admission = match self.limits.admit(&attrs, req.method()) {
-            Ok(a) => a,
-            Err(e) => return crate::limits::with_retry_after(error_response(&e)),
-        };
-        let timeout = self.limits.timeout_for(req.uri().query());
-        let mut req = req;
-        req.extensions_mut()
-            .insert(crate::admission::RequestAdmission::new(
-                attrs.user.clone(),
-                self.authorizer.clone(),
-            ));
-        let serve = async {
-            match reviews::handle(self, req, &attrs.user).await {
-                Ok(res) => res,
-                Err(req) => self.route(req).await,
-            }
-        };
-        let res = if attrs.verb == "watch" {
-            serve.await
-        } else {
-            tokio::time::timeout(timeout, serve)
-                .await
-                .unwrap_or_else(|_| crate::limits::timeout_response())
-        };
-        crate::limits::hold(res, admission)
-    }
-
-    /// Authenticates and authorizes a request, as kube-apiserver's filters do before
-    /// any handler runs; what it asks and for whom, or the 401 or 403.
-    async fn admit<B>(&self, req: &Request<B>, peer: &Peer) -> Result<Attributes, ApiError> {
-        let user = if self.insecure
-            && peer.certificates.is_empty()
-            && !req.headers().contains_key(header::AUTHORIZATION)
-        {
-            UserInfo::new("system:unsecured", &[kapi_auth::user::MASTERS]).authenticated()
-        } else {
-            self.authenticator
-                .authenticate(&self.registry, peer, req.headers())
-                .await?
-        };
-        let user = crate::authorization::impersonation::impersonate(
-            &self.authorizer,
-            user,
-            req.headers(),
-        )?;
-        let attrs = crate::authorization::request::attributes(
-            user,
-            req.method(),
-            req.uri().path(),
-            req.uri().query(),
-        );
-        match self.authorizer.authorize(&attrs) {
-            Decision::Allow(_) => Ok(attrs),
-            Decision::NoOpinion(reason) | Decision::Deny(reason) => {
-                Err(crate::authorization::forbidden(&attrs, &reason))
-            }
-        }
-    }
-
-    async fn route<B>(&self, req: Request<B>) -> Response<Body>
+    pub(crate) async fn route<B>(&self, req: Request<B>) -> Response<Body>
     where
         B: hyper::body::Body<Data = Bytes> + Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,

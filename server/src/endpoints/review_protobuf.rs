@@ -83,6 +83,19 @@ struct NonResourceAttributes {
     verb: String,
 }
 
+/// `SelfSubjectRulesReview`: its spec holds the namespace.
+#[derive(Clone, PartialEq, Message)]
+struct RulesReview {
+    #[prost(message, optional, tag = "2")]
+    spec: Option<RulesReviewSpec>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct RulesReviewSpec {
+    #[prost(string, tag = "1")]
+    namespace: String,
+}
+
 #[derive(Clone, PartialEq, Message)]
 struct TokenReview {
     #[prost(message, optional, tag = "2")]
@@ -164,6 +177,13 @@ pub fn decode(body: &[u8]) -> Result<Value, ApiError> {
                 out.insert("extra".into(), Value::Object(extra));
             }
             Value::Object(out)
+        }
+        "SelfSubjectRulesReview" => {
+            let spec = RulesReview::decode(raw)
+                .map_err(bad)?
+                .spec
+                .unwrap_or_default();
+            json!({ "namespace": spec.namespace })
         }
         "TokenReview" => {
             let spec = TokenReview::decode(raw)

@@ -43,6 +43,7 @@ where
         (AUTHORIZATION, "localsubjectaccessreviews", None) if r.version == "v1" => {
             Review::LocalAccess
         }
+        (AUTHORIZATION, "selfsubjectrulesreviews", None) if r.version == "v1" => Review::Rules,
         (AUTHENTICATION, "selfsubjectreviews", None)
             if matches!(r.version.as_str(), "v1" | "v1beta1" | "v1alpha1") =>
         {
@@ -73,6 +74,7 @@ where
                 access_review(api, kind, &r, body, user)
             }
             Review::SelfSubject => Ok(self_subject_review(&r, user)),
+            Review::Rules => rules_review(api, body, user),
             Review::Token => token_review(api, body).await,
             Review::TokenRequest => token_request(api, &r, body).await,
         }
@@ -89,6 +91,7 @@ enum Review {
     Access,
     LocalAccess,
     SelfSubject,
+    Rules,
     Token,
     TokenRequest,
 }
@@ -257,6 +260,66 @@ fn access_review(
     if let Some(m) = meta.as_object_mut() {
         m.insert("creationTimestamp".into(), Value::Null);
     }
+    obj.insert("status".into(), status);
+    Ok(body)
+}
+
+/// `SelfSubjectRulesReview` (`kubectl auth can-i --list`): the rules the requester
+/// holds in a namespace.
+fn rules_review(api: &Api, mut body: Value, user: &UserInfo) -> Result<Value, ApiError> {
+    let namespace = body["spec"]["namespace"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let (resource_rules, non_resource_rules, errors) = if user.in_group(kapi_auth::user::MASTERS) {
+        // The privileged group's own rules, as kube-apiserver's authorizer reports them.
+        (
+            vec![json!({ "verbs": ["*"], "apiGroups": ["*"], "resources": ["*"] })],
+            vec![json!({ "verbs": ["*"], "nonResourceURLs": ["*"] })],
+            Vec::new(),
+        )
+    } else {
+        let snapshot = api
+            .authorizer
+            .policy
+            .as_ref()
+            .map(|p| p.snapshot())
+            .unwrap_or_default();
+        let resolved = kapi_auth::authz::rbac::resolve_rules(&snapshot, user, &namespace);
+        let mut resource = Vec::new();
+        let mut non_resource = Vec::new();
+        for rule in resolved.rules {
+            if let Some(urls) = rule.non_resource_urls.filter(|u| !u.is_empty()) {
+                non_resource.push(json!({ "verbs": rule.verbs, "nonResourceURLs": urls }));
+            } else {
+                let mut v = json!({
+                    "verbs": rule.verbs,
+                    "apiGroups": rule.api_groups.unwrap_or_default(),
+                    "resources": rule.resources.unwrap_or_default(),
+                });
+                if let Some(names) = rule.resource_names.filter(|n| !n.is_empty()) {
+                    v["resourceNames"] = json!(names);
+                }
+                resource.push(v);
+            }
+        }
+        let errors: Vec<String> = resolved.errors.iter().map(|e| e.to_string()).collect();
+        (resource, non_resource, errors)
+    };
+    let mut status = json!({
+        "resourceRules": resource_rules,
+        "nonResourceRules": non_resource_rules,
+        "incomplete": !errors.is_empty(),
+    });
+    if !errors.is_empty() {
+        status["evaluationError"] = json!(errors.join(", "));
+    }
+    let obj = body.as_object_mut().ok_or_else(|| {
+        ApiError::bad_request("the body of the request is not a SelfSubjectRulesReview object")
+    })?;
+    obj.insert("apiVersion".into(), json!(format!("{AUTHORIZATION}/v1")));
+    obj.insert("kind".into(), json!("SelfSubjectRulesReview"));
+    obj.entry("metadata").or_insert_with(|| json!({}))["creationTimestamp"] = Value::Null;
     obj.insert("status".into(), status);
     Ok(body)
 }

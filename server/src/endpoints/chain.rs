@@ -1,0 +1,162 @@
+//! kube-apiserver's filter chain, in its order, before any handler runs:
+//! authentication (401), audit, impersonation and authorization (403), in-flight and
+//! watch limits (429), the request timeout (504).
+
+use bytes::Bytes;
+use http::{Request, Response, header};
+use http_body_util::{BodyExt, Full};
+use kapi_auth::UserInfo;
+use kapi_auth::audit::AuditContext;
+use kapi_auth::authz::{Attributes, Decision};
+
+use super::{Api, Body, error_response, read_body, reviews};
+use crate::authentication::Peer;
+use crate::authorization::request::attributes;
+use crate::status::ApiError;
+
+impl Api {
+    /// Runs the chain, then the handler.
+    pub(crate) async fn filtered<B>(&self, req: Request<B>, peer: &Peer) -> Response<Body>
+    where
+        B: hyper::body::Body<Data = Bytes> + Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let user = match self.authenticate(&req, peer).await {
+            Ok(user) => user,
+            Err(e) => return error_response(&e),
+        };
+        let (parts, body) = req.into_parts();
+        let requested = attributes(user, &parts.method, parts.uri.path(), parts.uri.query());
+        let mut audit = match &self.auditor {
+            Some(auditor) => auditor.begin(&requested, &parts, peer.address.map(|a| a.ip())),
+            None => AuditContext::disabled(),
+        };
+        let req = Request::from_parts(parts, body);
+        let attrs = match self.authorize(&req, requested, &mut audit) {
+            Ok(attrs) => attrs,
+            Err(e) => return finish(&mut audit, error_response(&e)).await,
+        };
+        let admission = match self.limits.admit(&attrs, req.method()) {
+            Ok(a) => a,
+            Err(e) => {
+                let res = crate::limits::with_retry_after(error_response(&e));
+                return finish(&mut audit, res).await;
+            }
+        };
+        let res = if audit.wants_request_object() {
+            // The body is read here, once, for both the audit record and the handler.
+            let (parts, body) = req.into_parts();
+            match read_body(body).await {
+                Ok(bytes) => {
+                    audit.set_request_body(&bytes);
+                    self.timed(Request::from_parts(parts, Full::new(bytes)), &attrs)
+                        .await
+                }
+                Err(e) => error_response(&e),
+            }
+        } else {
+            self.timed(req, &attrs).await
+        };
+        let res = if attrs.verb == "watch" {
+            audit.response_started(res.status().as_u16());
+            // The record completes when the watch's stream ends.
+            crate::limits::hold(res, (admission, audit))
+        } else {
+            crate::limits::hold(finish(&mut audit, res).await, admission)
+        };
+        res
+    }
+
+    /// The handler, within the request timeout (watches have none).
+    async fn timed<B>(&self, mut req: Request<B>, attrs: &Attributes) -> Response<Body>
+    where
+        B: hyper::body::Body<Data = Bytes> + Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let timeout = self.limits.timeout_for(req.uri().query());
+        req.extensions_mut()
+            .insert(crate::admission::RequestAdmission::new(
+                attrs.user.clone(),
+                self.authorizer.clone(),
+            ));
+        let serve = async {
+            match reviews::handle(self, req, &attrs.user).await {
+                Ok(res) => res,
+                Err(req) => self.route(req).await,
+            }
+        };
+        if attrs.verb == "watch" {
+            return serve.await;
+        }
+        tokio::time::timeout(timeout, serve)
+            .await
+            .unwrap_or_else(|_| crate::limits::timeout_response())
+    }
+
+    /// Who the request comes from, or a 401. On `--insecure-http`, a request without
+    /// credentials is `system:unsecured` in `system:masters`.
+    async fn authenticate<B>(&self, req: &Request<B>, peer: &Peer) -> Result<UserInfo, ApiError> {
+        if self.insecure
+            && peer.certificates.is_empty()
+            && !req.headers().contains_key(header::AUTHORIZATION)
+        {
+            return Ok(
+                UserInfo::new("system:unsecured", &[kapi_auth::user::MASTERS]).authenticated(),
+            );
+        }
+        self.authenticator
+            .authenticate(&self.registry, peer, req.headers())
+            .await
+    }
+
+    /// Impersonation, then authorization: what the request asks and for whom, or a 400
+    /// or 403.
+    fn authorize<B>(
+        &self,
+        req: &Request<B>,
+        requested: Attributes,
+        audit: &mut AuditContext,
+    ) -> Result<Attributes, ApiError> {
+        let user = crate::authorization::impersonation::impersonate(
+            &self.authorizer,
+            requested.user.clone(),
+            req.headers(),
+        )?;
+        let attrs = if user == requested.user {
+            requested
+        } else {
+            audit.set_impersonated_user(&user);
+            Attributes { user, ..requested }
+        };
+        match self.authorizer.authorize(&attrs) {
+            Decision::Allow(reason) => {
+                audit.set_authorization(true, &reason);
+                Ok(attrs)
+            }
+            Decision::NoOpinion(reason) | Decision::Deny(reason) => {
+                audit.set_authorization(false, &reason);
+                Err(crate::authorization::forbidden(&attrs, &reason))
+            }
+        }
+    }
+}
+
+/// Completes the audit record of a response (its body when the level asks for it, or
+/// when it is an error `Status`).
+async fn finish(audit: &mut AuditContext, res: Response<Body>) -> Response<Body> {
+    if !audit.is_enabled() {
+        return res;
+    }
+    let code = res.status().as_u16();
+    if !audit.wants_response_object() && code < 400 {
+        audit.response_complete(code, None);
+        return res;
+    }
+    let (parts, body) = res.into_parts();
+    let bytes = match body.collect().await {
+        Ok(c) => c.to_bytes(),
+        Err(never) => match never {},
+    };
+    audit.response_complete(code, Some(&bytes));
+    Response::from_parts(parts, Full::new(bytes).boxed())
+}
