@@ -33,6 +33,10 @@ pub struct LimitsConfig {
     pub request_timeout: Duration,
     /// Open watches per user (0 = no limit).
     pub max_watches_per_user: usize,
+    /// The largest object stored, in bytes (etcd's default request limit, 1.5 MiB).
+    pub max_object_bytes: usize,
+    /// The largest request body, in bytes (kube-apiserver's 3 MiB).
+    pub max_body_bytes: usize,
 }
 
 impl Default for LimitsConfig {
@@ -42,6 +46,8 @@ impl Default for LimitsConfig {
             max_mutating_requests_inflight: 200,
             request_timeout: Duration::from_secs(60),
             max_watches_per_user: 1000,
+            max_object_bytes: crate::registry::DEFAULT_MAX_OBJECT_BYTES,
+            max_body_bytes: crate::endpoints::DEFAULT_MAX_BODY,
         }
     }
 }
@@ -82,6 +88,48 @@ impl Drop for WatchSlot {
     }
 }
 
+/// A request body over `--max-request-body-bytes`.
+#[derive(Debug, thiserror::Error)]
+#[error("Request entity too large: limit is {0}")]
+pub struct BodyTooLarge(pub usize);
+
+/// A request body that fails with [`BodyTooLarge`] past its limit.
+pub struct BoundedBody<B> {
+    inner: Pin<Box<http_body_util::Limited<B>>>,
+    limit: usize,
+}
+
+impl<B> hyper::body::Body for BoundedBody<B>
+where
+    B: hyper::body::Body<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Data = Bytes;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let limit = self.limit;
+        self.inner.as_mut().poll_frame(cx).map_err(|e| {
+            if e.is::<http_body_util::LengthLimitError>() {
+                Box::new(BodyTooLarge(limit)) as Self::Error
+            } else {
+                e
+            }
+        })
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
 /// kube-apiserver's 429.
 pub fn too_many_requests(message: &str) -> ApiError {
     ApiError {
@@ -113,6 +161,17 @@ impl Limits {
             writes: semaphore(config.max_mutating_requests_inflight),
             watches: Arc::default(),
             config,
+        }
+    }
+
+    /// Bounds a request body by `--max-request-body-bytes`.
+    pub fn bound_body<B>(&self, body: B) -> BoundedBody<B> {
+        BoundedBody {
+            inner: Box::pin(http_body_util::Limited::new(
+                body,
+                self.config.max_body_bytes,
+            )),
+            limit: self.config.max_body_bytes,
         }
     }
 

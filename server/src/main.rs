@@ -112,6 +112,13 @@ struct SecurityFlags {
     /// The audit policy; without one, every request is logged at Metadata level.
     #[arg(long, requires = "audit_log_path")]
     audit_policy_file: Option<PathBuf>,
+    /// The largest request body, in bytes; larger ones get 413.
+    #[arg(long, default_value_t = kapi_server::endpoints::DEFAULT_MAX_BODY)]
+    max_request_body_bytes: usize,
+    /// The largest object stored, in bytes (etcd's default request limit); larger
+    /// ones get 413.
+    #[arg(long, default_value_t = kapi_server::registry::DEFAULT_MAX_OBJECT_BYTES)]
+    max_object_size_bytes: usize,
     /// Open watches per user; more get 429 (0: no limit).
     #[arg(long, default_value_t = 1000)]
     max_watches_per_user: usize,
@@ -170,6 +177,8 @@ fn main() -> std::process::ExitCode {
                 max_mutating_requests_inflight: security.max_mutating_requests_inflight,
                 request_timeout: security.request_timeout,
                 max_watches_per_user: security.max_watches_per_user,
+                max_object_bytes: security.max_object_size_bytes,
+                max_body_bytes: security.max_request_body_bytes,
             },
         },
     };

@@ -157,6 +157,7 @@ pub async fn serve(
             config.service_ranges.clone(),
         )),
     );
+    options.max_object_bytes = Some(config.security.limits.max_object_bytes);
     for group in ["", "events.k8s.io"] {
         options
             .ttls

@@ -21,6 +21,7 @@ impl Api {
         B: hyper::body::Body<Data = Bytes> + Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
+        let req = req.map(|body| self.limits.bound_body(body));
         let user = match self.authenticate(&req, peer).await {
             Ok(user) => user,
             Err(e) => return error_response(&e),

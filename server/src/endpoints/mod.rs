@@ -32,8 +32,9 @@ use path::Route;
 /// A response body: a whole document or a stream of watch events.
 pub type Body = BoxBody<Bytes, Infallible>;
 
-/// Largest request body accepted (kube-apiserver's limit is 3 MiB for most requests).
-const MAX_BODY: usize = 3 * 1024 * 1024;
+/// Largest request body accepted by default (kube-apiserver's limit, 3 MiB); the
+/// filter chain bounds every body by `--max-request-body-bytes`.
+pub const DEFAULT_MAX_BODY: usize = 3 * 1024 * 1024;
 
 /// Everything a request handler needs.
 pub struct Api {
@@ -93,21 +94,22 @@ pub fn with_warnings(mut res: Response<Body>, warnings: &[String]) -> Response<B
     res
 }
 
-/// Reads a request body, bounded in size.
+/// Reads a request body (the filter chain has bounded its size: over the bound is a
+/// 413, as kube-apiserver answers it).
 pub async fn read_body<B>(body: B) -> Result<Bytes, ApiError>
 where
     B: hyper::body::Body<Data = Bytes> + Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let limited = http_body_util::Limited::new(body, MAX_BODY);
-    match limited.collect().await {
+    match body.collect().await {
         Ok(c) => Ok(c.to_bytes()),
-        Err(e) => Err(ApiError {
-            code: StatusCode::PAYLOAD_TOO_LARGE,
-            reason: "RequestEntityTooLarge",
-            message: format!("the request body could not be read: {e}"),
-            details: None,
-        }),
+        Err(e) => {
+            let e: Box<dyn std::error::Error + Send + Sync> = e.into();
+            Err(match e.downcast_ref::<crate::limits::BodyTooLarge>() {
+                Some(too_large) => ApiError::too_large(too_large.to_string()),
+                None => ApiError::bad_request(format!("the request body could not be read: {e}")),
+            })
+        }
     }
 }
 

@@ -67,7 +67,12 @@ pub struct StoreOptions {
     /// How long an object lives after its last write, as kube-apiserver's Event
     /// registry gives every Event `--event-ttl` (an etcd lease on the etcd backend).
     pub ttls: BTreeMap<(String, String), std::time::Duration>,
+    /// The largest stored object (`None`: [`DEFAULT_MAX_OBJECT_BYTES`]).
+    pub max_object_bytes: Option<usize>,
 }
+
+/// etcd's default request limit, which bounds kube-apiserver's objects: 1.5 MiB.
+pub const DEFAULT_MAX_OBJECT_BYTES: usize = 1_572_864;
 
 /// Identifies one resource version: group, version, plural.
 pub type ResourceKey = (String, String, String);
@@ -221,6 +226,10 @@ impl Registry {
                 ttl: self.options.ttls.get(&resource).copied(),
                 storage_version: install.storage_version.clone(),
                 refuse_create: install.refuse_create.clone(),
+                max_object_bytes: self
+                    .options
+                    .max_object_bytes
+                    .unwrap_or(DEFAULT_MAX_OBJECT_BYTES),
             },
         ))
     }

@@ -60,6 +60,8 @@ pub struct StoreSetup {
     pub storage_version: Option<String>,
     /// Why creates are refused, if they are.
     pub refuse_create: Option<String>,
+    /// The largest stored object, in bytes.
+    pub max_object_bytes: usize,
 }
 
 /// One resource version's store.
@@ -72,6 +74,7 @@ pub struct Store {
     ttl: Option<std::time::Duration>,
     storage_version: Option<String>,
     refuse_create: Option<String>,
+    max_object_bytes: usize,
 }
 
 /// The outcome of a write: the object and warnings for the client.
@@ -91,6 +94,7 @@ impl Store {
             namespaces: setup.namespaces,
             lifecycle: setup.lifecycle,
             ttl: setup.ttl,
+            max_object_bytes: setup.max_object_bytes,
             storage_version: setup.storage_version,
             refuse_create: setup.refuse_create,
         }
@@ -98,6 +102,20 @@ impl Store {
 
     /// The stored form of `obj`: in the storage version (`None` conversion: only
     /// `apiVersion` changes between versions, as for CRDs).
+    /// A 413 for an object whose stored form is over the limit (etcd's
+    /// `--max-request-bytes` on kube-apiserver).
+    fn check_size(&self, name: &str, value: &bytes::Bytes) -> Result<(), ApiError> {
+        if value.len() <= self.max_object_bytes {
+            return Ok(());
+        }
+        Err(ApiError::too_large(format!(
+            "{} {name:?} is too large: it would be stored as {} bytes, more than the limit of {} bytes",
+            crate::status::qualified_resource(self.info()),
+            value.len(),
+            self.max_object_bytes
+        )))
+    }
+
     fn encode(&self, obj: &Value) -> bytes::Bytes {
         match &self.storage_version {
             Some(v) if obj.get("apiVersion").and_then(Value::as_str) != Some(v) => {
@@ -357,13 +375,16 @@ impl Store {
                 .map_err(|e| self.lifecycle_error(&name, e))?;
         }
         let key = self.key(namespace, &name);
-        let created = match self.ttl {
-            Some(ttl) => {
-                self.storage
-                    .create_with_ttl(&key, self.encode(&obj), ttl)
-                    .await
+        let value = self.encode(&obj);
+        if let Err(e) = self.check_size(&name, &value) {
+            if let Some(l) = &self.lifecycle {
+                l.abort_create(&obj).await;
             }
-            None => self.storage.create(&key, self.encode(&obj)).await,
+            return Err(e);
+        }
+        let created = match self.ttl {
+            Some(ttl) => self.storage.create_with_ttl(&key, value, ttl).await,
+            None => self.storage.create(&key, value).await,
         };
         let kv = match created {
             Ok(kv) => kv,
@@ -486,6 +507,7 @@ impl Store {
             }
             set_meta(&mut new, "resourceVersion", None);
             let value = self.encode(&new);
+            self.check_size(name, &value)?;
             written = Some(new);
             Ok(Update::Write(value))
         })
