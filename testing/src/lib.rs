@@ -122,6 +122,11 @@ impl EtcdProcess {
         }
     }
 
+    /// The etcd process id (tests freeze it with SIGSTOP).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The client URL, e.g. `http://127.0.0.1:40123`.
     pub fn endpoint(&self) -> String {
         format!("http://{}", self.client_addr)

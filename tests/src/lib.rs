@@ -525,11 +525,17 @@ impl Kapi {
             .filter_map(|v| v.to_str().ok())
             .map(str::to_string)
             .collect();
+        let retry_after = res
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
         let body = res.into_body().read_to_string().unwrap_or_default();
         Exchange {
             code,
             warnings,
             body,
+            retry_after,
         }
     }
 }
@@ -558,6 +564,8 @@ pub struct Exchange {
     pub warnings: Vec<String>,
     /// The body, as text.
     pub body: String,
+    /// The `Retry-After` header, if any.
+    pub retry_after: Option<String>,
 }
 
 impl Drop for Kapi {
