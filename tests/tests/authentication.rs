@@ -58,14 +58,23 @@ impl TestCa {
         dn.push(DnType::CommonName, name);
         params.distinguished_name = dn;
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::DigitalSignature];
+        params.key_usages = vec![
+            KeyUsagePurpose::KeyCertSign,
+            KeyUsagePurpose::DigitalSignature,
+        ];
         let cert = params.self_signed(&key).unwrap().pem();
         Self { cert, key }
     }
 
     /// A client certificate (PEM cert, PEM key) for `user` in `groups`, valid from
     /// `days_from` to `days_to` days from now.
-    fn client(&self, user: &str, groups: &[&str], days_from: i64, days_to: i64) -> (String, String) {
+    fn client(
+        &self,
+        user: &str,
+        groups: &[&str],
+        days_from: i64,
+        days_to: i64,
+    ) -> (String, String) {
         let key = KeyPair::generate().unwrap();
         let mut params = CertificateParams::default();
         let mut dn = DistinguishedName::new();
@@ -87,7 +96,9 @@ impl TestCa {
     fn server(&self) -> (String, String) {
         let key = KeyPair::generate().unwrap();
         let mut params = CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap();
-        params.distinguished_name.push(DnType::CommonName, "operator-kapi");
+        params
+            .distinguished_name
+            .push(DnType::CommonName, "operator-kapi");
         params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ServerAuth];
         let issuer = Issuer::from_ca_cert_pem(&self.cert, &self.key).unwrap();
         let cert = params.signed_by(&key, &issuer).unwrap().pem();
@@ -164,7 +175,10 @@ fn every_method_accepted_and_every_bad_credential_refused() {
         &https_agent(Some(&ca), Some((&cert, &key))),
         Some("tok-alice"),
     );
-    assert_eq!((code, &me["status"]["userInfo"]["username"]), (201, &json!("alice")));
+    assert_eq!(
+        (code, &me["status"]["userInfo"]["username"]),
+        (201, &json!("alice"))
+    );
 
     // ServiceAccount tokens: issued by TokenRequest, checked against the account.
     let (code, body) = kapi.request(
@@ -179,8 +193,10 @@ fn every_method_accepted_and_every_bad_credential_refused() {
         "POST",
         "/api/v1/namespaces/default/serviceaccounts/robot/token",
         JSON,
-        Some(&json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
-                     "spec": {"expirationSeconds": 3600}})),
+        Some(
+            &json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                     "spec": {"expirationSeconds": 3600}}),
+        ),
     );
     assert_eq!(code, 201, "{issued}");
     assert_eq!(issued["kind"], "TokenRequest");
@@ -193,7 +209,11 @@ fn every_method_accepted_and_every_bad_credential_refused() {
     assert_eq!(user["uid"], uid.as_str());
     assert_eq!(
         user["groups"],
-        json!(["system:serviceaccounts", "system:serviceaccounts:default", "system:authenticated"])
+        json!([
+            "system:serviceaccounts",
+            "system:serviceaccounts:default",
+            "system:authenticated"
+        ])
     );
     // TokenReview answers for it.
     let (code, review) = kapi.request(
@@ -204,14 +224,19 @@ fn every_method_accepted_and_every_bad_credential_refused() {
     );
     assert_eq!(code, 201, "{review}");
     assert_eq!(review["status"]["authenticated"], true, "{review}");
-    assert_eq!(review["status"]["user"]["username"], "system:serviceaccount:default:robot");
+    assert_eq!(
+        review["status"]["user"]["username"],
+        "system:serviceaccount:default:robot"
+    );
     // A too-short expiry is refused as kube refuses it.
     let (code, body) = kapi.request(
         "POST",
         "/api/v1/namespaces/default/serviceaccounts/robot/token",
         JSON,
-        Some(&json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
-                     "spec": {"expirationSeconds": 60}})),
+        Some(
+            &json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                     "spec": {"expirationSeconds": 60}}),
+        ),
     );
     assert_eq!(code, 422, "{body}");
 
@@ -232,7 +257,12 @@ fn every_method_accepted_and_every_bad_credential_refused() {
     assert_unauthorized(code, &body, "an expired ServiceAccount token");
 
     // Deleting the ServiceAccount revokes its tokens.
-    let (code, body) = kapi.request("DELETE", "/api/v1/namespaces/default/serviceaccounts/robot", JSON, None);
+    let (code, body) = kapi.request(
+        "DELETE",
+        "/api/v1/namespaces/default/serviceaccounts/robot",
+        JSON,
+        None,
+    );
     assert_eq!(code, 200, "{body}");
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
@@ -241,7 +271,10 @@ fn every_method_accepted_and_every_bad_credential_refused() {
             assert_unauthorized(code, &body, "a deleted ServiceAccount's token");
             break;
         }
-        assert!(Instant::now() < deadline, "the token still works: {code} {body}");
+        assert!(
+            Instant::now() < deadline,
+            "the token still works: {code} {body}"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     let (_, review) = kapi.request(
@@ -250,9 +283,17 @@ fn every_method_accepted_and_every_bad_credential_refused() {
         JSON,
         Some(&json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token}})),
     );
-    assert!(review["status"].get("authenticated").is_none_or(|a| a == false), "{review}");
     assert!(
-        review["status"]["error"].as_str().unwrap_or_default().contains("deleted"),
+        review["status"]
+            .get("authenticated")
+            .is_none_or(|a| a == false),
+        "{review}"
+    );
+    assert!(
+        review["status"]["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("deleted"),
         "{review}"
     );
 }
@@ -292,11 +333,18 @@ fn anonymous_requests_only_with_anonymous_auth() {
 #[test]
 fn tls_by_default_and_insecure_http_only_on_loopback() {
     let kapi = Kapi::start(Backend::Embedded);
-    assert!(kapi.url().starts_with("https://127.0.0.1:"), "{}", kapi.url());
+    assert!(
+        kapi.url().starts_with("https://127.0.0.1:"),
+        "{}",
+        kapi.url()
+    );
     // kubectl verifies the server with the kubeconfig alone, and whoami says who it is.
     let out = kapi.kubectl(&["auth", "whoami"]);
     assert!(out.contains("kapi-admin"), "{out}");
-    assert!(out.contains("[system:masters system:authenticated]"), "{out}");
+    assert!(
+        out.contains("[system:masters system:authenticated]"),
+        "{out}"
+    );
     // TLS 1.2 and 1.3 only.
     let ca = kapi.data_dir().join("pki/ca.crt");
     let curl = |args: &[&str]| {
@@ -322,7 +370,13 @@ fn tls_by_default_and_insecure_http_only_on_loopback() {
     // --insecure-http is refused on a non-loopback address.
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(kapi_binary())
-        .args(["serve", "--insecure-http", "--listen", "0.0.0.0:0", "--data-dir"])
+        .args([
+            "serve",
+            "--insecure-http",
+            "--listen",
+            "0.0.0.0:0",
+            "--data-dir",
+        ])
         .arg(dir.path())
         .stdin(Stdio::null())
         .output()
@@ -344,16 +398,31 @@ fn the_operator_s_certificate_and_certificates_reused_across_restarts() {
     let key_file = write(files.path(), "serving.key", &key);
     let kapi = Kapi::start_with(
         Backend::Embedded,
-        &["--tls-cert-file", &cert_file, "--tls-private-key-file", &key_file],
+        &[
+            "--tls-cert-file",
+            &cert_file,
+            "--tls-private-key-file",
+            &key_file,
+        ],
     );
     // The kubeconfig trusts the operator's chain; kubectl works with it.
-    assert!(kapi.credentials().unwrap().ca.contains(&ca.cert.trim().to_string()));
+    assert!(
+        kapi.credentials()
+            .unwrap()
+            .ca
+            .contains(&ca.cert.trim().to_string())
+    );
     let out = kapi.kubectl(&["get", "namespaces", "-o", "name"]);
     assert!(out.contains("namespace/default"), "{out}");
     // The server's own CA does not sign what it serves.
     let own = std::fs::read_to_string(kapi.data_dir().join("pki/ca.crt")).unwrap();
     let strict = https_agent(Some(&own), None);
-    assert!(strict.get(&format!("{}/version", kapi.url())).call().is_err());
+    assert!(
+        strict
+            .get(&format!("{}/version", kapi.url()))
+            .call()
+            .is_err()
+    );
 
     // The server's own certificates are made once and kept.
     let dir = tempfile::tempdir().unwrap();
@@ -362,7 +431,10 @@ fn the_operator_s_certificate_and_certificates_reused_across_restarts() {
     let serving_before = std::fs::read_to_string(dir.path().join("pki/apiserver.crt")).unwrap();
     assert!(first.stop());
     let second = Kapi::start_in_dir(dir.path());
-    assert_eq!(std::fs::read_to_string(dir.path().join("pki/ca.crt")).unwrap(), ca_before);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("pki/ca.crt")).unwrap(),
+        ca_before
+    );
     assert_eq!(
         std::fs::read_to_string(dir.path().join("pki/apiserver.crt")).unwrap(),
         serving_before

@@ -46,7 +46,15 @@ fn bind_edit(kapi: &Kapi) {
     let deadline = Instant::now() + Duration::from_secs(10);
     let agent = kapi.agent_without_certificate();
     while kapi
-        .exchange_as(&agent, Some("tok-worker"), "GET", CONFIGMAPS, JSON, None, None)
+        .exchange_as(
+            &agent,
+            Some("tok-worker"),
+            "GET",
+            CONFIGMAPS,
+            JSON,
+            None,
+            None,
+        )
         .code
         != 200
     {
@@ -69,12 +77,18 @@ fn overload_gets_429_with_retry_after_never_5xx_and_healthz_answers() {
     ]);
     // Lists of a few hundred objects keep each read busy for a while.
     for i in 0..300 {
-        let (code, body) = kapi.request("POST", CONFIGMAPS, JSON, Some(&configmap(&format!("seed-{i}"), "x")));
+        let (code, body) = kapi.request(
+            "POST",
+            CONFIGMAPS,
+            JSON,
+            Some(&configmap(&format!("seed-{i}"), "x")),
+        );
         assert_eq!(code, 201, "{body}");
     }
     let kapi = Arc::new(kapi);
     let clients = 200;
-    let barrier = Arc::new(Barrier::new(clients + 1));
+    // The clients, the health checker and this thread start together.
+    let barrier = Arc::new(Barrier::new(clients + 2));
     let codes = Arc::new(Mutex::new(BTreeMap::<u16, usize>::new()));
     let missing_retry_after = Arc::new(Mutex::new(0usize));
     let mut threads = Vec::new();
@@ -90,10 +104,27 @@ fn overload_gets_429_with_retry_after_never_5xx_and_healthz_answers() {
             barrier.wait();
             for i in 0..5 {
                 let res = if c % 2 == 0 {
-                    kapi.exchange_as(&agent, Some("tok-worker"), "GET", CONFIGMAPS, JSON, None, None)
+                    kapi.exchange_as(
+                        &agent,
+                        Some("tok-worker"),
+                        "GET",
+                        CONFIGMAPS,
+                        JSON,
+                        None,
+                        None,
+                    )
                 } else {
-                    let body = serde_json::to_vec(&configmap(&format!("load-{c}-{i}"), "y")).unwrap();
-                    kapi.exchange_as(&agent, Some("tok-worker"), "POST", CONFIGMAPS, JSON, None, Some(&body))
+                    let body =
+                        serde_json::to_vec(&configmap(&format!("load-{c}-{i}"), "y")).unwrap();
+                    kapi.exchange_as(
+                        &agent,
+                        Some("tok-worker"),
+                        "POST",
+                        CONFIGMAPS,
+                        JSON,
+                        None,
+                        Some(&body),
+                    )
                 };
                 *codes.lock().unwrap().entry(res.code).or_default() += 1;
                 if res.code == 429 {
@@ -116,7 +147,15 @@ fn overload_gets_429_with_retry_after_never_5xx_and_healthz_answers() {
             (0..40)
                 .map(|_| {
                     let code = kapi
-                        .exchange_as(&agent, Some("tok-worker"), "GET", "/healthz", JSON, None, None)
+                        .exchange_as(
+                            &agent,
+                            Some("tok-worker"),
+                            "GET",
+                            "/healthz",
+                            JSON,
+                            None,
+                            None,
+                        )
                         .code;
                     std::thread::sleep(Duration::from_millis(5));
                     code
@@ -130,15 +169,31 @@ fn overload_gets_429_with_retry_after_never_5xx_and_healthz_answers() {
     }
     let health = health.join().unwrap();
     let codes = codes.lock().unwrap().clone();
-    assert!(health.iter().all(|c| *c == 200), "/healthz under load: {health:?}");
+    assert!(
+        health.iter().all(|c| *c == 200),
+        "/healthz under load: {health:?}"
+    );
     assert!(
         codes.keys().all(|c| *c < 500),
         "no 5xx under overload: {codes:?}"
     );
-    assert!(codes.get(&429).copied().unwrap_or(0) > 0, "the excess got 429: {codes:?}");
-    assert!(codes.get(&200).copied().unwrap_or(0) > 0, "reads went through: {codes:?}");
-    assert!(codes.get(&201).copied().unwrap_or(0) > 0, "writes went through: {codes:?}");
-    assert_eq!(*missing_retry_after.lock().unwrap(), 0, "every 429 says Retry-After: 1");
+    assert!(
+        codes.get(&429).copied().unwrap_or(0) > 0,
+        "the excess got 429: {codes:?}"
+    );
+    assert!(
+        codes.get(&200).copied().unwrap_or(0) > 0,
+        "reads went through: {codes:?}"
+    );
+    assert!(
+        codes.get(&201).copied().unwrap_or(0) > 0,
+        "writes went through: {codes:?}"
+    );
+    assert_eq!(
+        *missing_retry_after.lock().unwrap(),
+        0,
+        "every 429 says Retry-After: 1"
+    );
     assert!(
         codes.keys().all(|c| matches!(c, 200 | 201 | 429)),
         "only successes and 429: {codes:?}"
@@ -155,28 +210,75 @@ fn bodies_and_objects_over_their_limits_get_413() {
     assert_eq!(res.code, 413, "{}", &res.body[..res.body.len().min(300)]);
     let status: Value = serde_json::from_str(&res.body).unwrap();
     assert_eq!(status["reason"], "RequestEntityTooLarge");
-    assert_eq!(status["message"], "Request entity too large: limit is 3145728");
+    assert_eq!(
+        status["message"],
+        "Request entity too large: limit is 3145728"
+    );
     // An object over 1.5 MiB in a body under 3 MiB.
-    let (code, status) = kapi.request("POST", CONFIGMAPS, JSON, Some(&configmap("huge-object", &"y".repeat(2_000_000))));
+    let (code, status) = kapi.request(
+        "POST",
+        CONFIGMAPS,
+        JSON,
+        Some(&configmap("huge-object", &"y".repeat(2_000_000))),
+    );
     assert_eq!(code, 413, "{status}");
     assert_eq!(status["reason"], "RequestEntityTooLarge");
     assert!(
-        status["message"].as_str().unwrap().starts_with("configmaps \"huge-object\" is too large"),
+        status["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("configmaps \"huge-object\" is too large"),
         "{status}"
     );
     // Nothing of either was stored; an object under the limits is.
-    assert_eq!(kapi.request("GET", &format!("{CONFIGMAPS}/huge-object"), JSON, None).0, 404);
-    assert_eq!(kapi.request("POST", CONFIGMAPS, JSON, Some(&configmap("fits", &"z".repeat(1_000_000)))).0, 201);
+    assert_eq!(
+        kapi.request("GET", &format!("{CONFIGMAPS}/huge-object"), JSON, None)
+            .0,
+        404
+    );
+    assert_eq!(
+        kapi.request(
+            "POST",
+            CONFIGMAPS,
+            JSON,
+            Some(&configmap("fits", &"z".repeat(1_000_000)))
+        )
+        .0,
+        201
+    );
     // The limits are flags.
     let small = Kapi::start_with(
         Backend::Embedded,
-        &["--max-request-body-bytes", "2000", "--max-object-size-bytes", "1000"],
+        &[
+            "--max-request-body-bytes",
+            "2000",
+            "--max-object-size-bytes",
+            "1000",
+        ],
     );
-    let (code, status) = small.request("POST", CONFIGMAPS, JSON, Some(&configmap("a", &"a".repeat(3000))));
-    assert_eq!((code, status["message"].as_str()), (413, Some("Request entity too large: limit is 2000")));
-    let (code, status) = small.request("POST", CONFIGMAPS, JSON, Some(&configmap("b", &"b".repeat(1200))));
+    let (code, status) = small.request(
+        "POST",
+        CONFIGMAPS,
+        JSON,
+        Some(&configmap("a", &"a".repeat(3000))),
+    );
+    assert_eq!(
+        (code, status["message"].as_str()),
+        (413, Some("Request entity too large: limit is 2000"))
+    );
+    let (code, status) = small.request(
+        "POST",
+        CONFIGMAPS,
+        JSON,
+        Some(&configmap("b", &"b".repeat(1200))),
+    );
     assert_eq!(code, 413, "{status}");
-    let (code, status) = small.request("PUT", &format!("{CONFIGMAPS}/c"), JSON, Some(&configmap("c", "c")));
+    let (code, status) = small.request(
+        "PUT",
+        &format!("{CONFIGMAPS}/c"),
+        JSON,
+        Some(&configmap("c", "c")),
+    );
     assert!(code == 201 || code == 404, "{code} {status}");
 }
 
@@ -187,19 +289,39 @@ fn a_request_stuck_in_storage_gets_504_after_the_request_timeout() {
         Backend::SharedEtcd(etcd.endpoint()),
         &["--request-timeout", "2s"],
     );
-    assert_eq!(kapi.request("POST", CONFIGMAPS, JSON, Some(&configmap("before", "1"))).0, 201);
+    assert_eq!(
+        kapi.request("POST", CONFIGMAPS, JSON, Some(&configmap("before", "1")))
+            .0,
+        201
+    );
     let pid = etcd.pid().to_string();
-    assert!(std::process::Command::new("kill").args(["-STOP", &pid]).status().unwrap().success());
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-STOP", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
     let started = Instant::now();
     let (code, status) = kapi.request("GET", &format!("{CONFIGMAPS}/before"), JSON, None);
     let took = started.elapsed();
-    assert!(std::process::Command::new("kill").args(["-CONT", &pid]).status().unwrap().success());
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-CONT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
     assert_eq!(code, 504, "{status}");
     assert_eq!(status["reason"], "Timeout", "{status}");
     assert!(took < Duration::from_secs(20), "answered after {took:?}");
     // etcd back: the server is fine.
     let deadline = Instant::now() + Duration::from_secs(30);
-    while kapi.request("GET", &format!("{CONFIGMAPS}/before"), JSON, None).0 != 200 {
+    while kapi
+        .request("GET", &format!("{CONFIGMAPS}/before"), JSON, None)
+        .0
+        != 200
+    {
         assert!(Instant::now() < deadline, "no recovery after etcd resumed");
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -211,21 +333,36 @@ fn watches_per_user_are_bounded() {
     let agent = kapi.agent_without_certificate();
     let watch = |agent: &ureq::Agent| {
         agent
-            .get(&format!("{}{CONFIGMAPS}?watch=true&timeoutSeconds=30", kapi.url()))
+            .get(&format!(
+                "{}{CONFIGMAPS}?watch=true&timeoutSeconds=30",
+                kapi.url()
+            ))
             .header("Authorization", "Bearer tok-worker")
             .call()
             .expect("a response")
     };
     let first = watch(&agent);
     let second = watch(&agent);
-    assert_eq!((first.status().as_u16(), second.status().as_u16()), (200, 200));
+    assert_eq!(
+        (first.status().as_u16(), second.status().as_u16()),
+        (200, 200)
+    );
     let third = watch(&agent);
     assert_eq!(third.status().as_u16(), 429);
-    assert_eq!(third.headers().get("retry-after").and_then(|v| v.to_str().ok()), Some("1"));
+    assert_eq!(
+        third
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok()),
+        Some("1")
+    );
     // The admin is exempt, and a closed watch frees its slot.
     assert_eq!(
         kapi.agent()
-            .get(&format!("{}{CONFIGMAPS}?watch=true&timeoutSeconds=1", kapi.url()))
+            .get(&format!(
+                "{}{CONFIGMAPS}?watch=true&timeoutSeconds=1",
+                kapi.url()
+            ))
             .call()
             .unwrap()
             .status()
@@ -239,7 +376,10 @@ fn watches_per_user_are_bounded() {
         if again.status().as_u16() == 200 {
             break;
         }
-        assert!(Instant::now() < deadline, "the closed watch's slot was not freed");
+        assert!(
+            Instant::now() < deadline,
+            "the closed watch's slot was not freed"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }

@@ -105,6 +105,8 @@ async fn run(
         drop(tx);
         let mut snapshot = PolicySnapshot::new();
         let mut ended = false;
+        // ClusterRoles changed since aggregation last ran (it waits for the full policy).
+        let mut aggregation_due = false;
         while !ended {
             let first = tokio::select! {
                 c = rx.recv() => c,
@@ -114,7 +116,6 @@ async fn run(
                 }
             };
             let Some(first) = first else { break };
-            let mut aggregation_wanted = false;
             let mut change = Some(first);
             // Everything already queued goes into one snapshot.
             while let Some(c) = change.take().or_else(|| rx.try_recv().ok()) {
@@ -129,7 +130,7 @@ async fn run(
                             }
                             continue;
                         }
-                        aggregation_wanted |= kind == "clusterroles";
+                        aggregation_due |= kind == "clusterroles";
                         apply(&mut snapshot, kind, type_, object);
                     }
                 }
@@ -137,7 +138,7 @@ async fn run(
             policy.publish(snapshot.clone());
             if pending == 0 {
                 synced.send_if_modified(|s| !std::mem::replace(s, true));
-                if aggregation_wanted {
+                if std::mem::take(&mut aggregation_due) {
                     aggregate(&registry, &snapshot).await;
                 }
             }

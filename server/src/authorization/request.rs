@@ -36,7 +36,15 @@ pub fn attributes(user: UserInfo, method: &Method, path: &str, query: Option<&st
     attrs.resource_request = true;
     attrs.api_group = r.group;
     attrs.api_version = r.version;
-    attrs.name = r.name.unwrap_or_default();
+    attrs.name = match r.name {
+        Some(name) => name,
+        // kube-apiserver authorizes a list or watch of one name (`kubectl get cm x -w`)
+        // as that name, so resourceNames rules allow it.
+        None if matches!(attrs.verb.as_str(), "list" | "watch") => {
+            single_name(Query::parse(query).get("fieldSelector")).unwrap_or_default()
+        }
+        None => String::new(),
+    };
     attrs.subresource = r.subresource.unwrap_or_default();
     // `/api/v1/namespaces/foo` is the namespace foo, in the namespace foo.
     attrs.namespace = match r.namespace {
@@ -46,6 +54,19 @@ pub fn attributes(user: UserInfo, method: &Method, path: &str, query: Option<&st
     };
     attrs.resource = r.plural;
     attrs
+}
+
+/// The name a field selector asks for, when it is exactly `metadata.name=X` (or `==`).
+fn single_name(selector: Option<&str>) -> Option<String> {
+    let selector = selector?.trim();
+    if selector.contains(',') {
+        return None;
+    }
+    let (field, value) = selector
+        .split_once("==")
+        .or_else(|| selector.split_once('='))?;
+    (field.trim() == "metadata.name" && !value.contains('=') && !value.trim().is_empty())
+        .then(|| value.trim().to_string())
 }
 
 fn non_resource(mut attrs: Attributes, method: &Method) -> Attributes {
@@ -126,6 +147,18 @@ mod tests {
             ),
             ("namespaces", "foo", "foo")
         );
+        let one = of(
+            Method::GET,
+            "/api/v1/namespaces/ns/configmaps",
+            Some("watch=1&fieldSelector=metadata.name%3Dc"),
+        );
+        assert_eq!((one.verb.as_str(), one.name.as_str()), ("watch", "c"));
+        let two = of(
+            Method::GET,
+            "/api/v1/namespaces/ns/configmaps",
+            Some("fieldSelector=metadata.name%3Dc,data.x%3Dy"),
+        );
+        assert_eq!(two.name, "");
         let d = of(Method::GET, "/apis/apps/v1", None);
         assert!(!d.resource_request);
         assert_eq!((d.verb.as_str(), d.path.as_str()), ("get", "/apis/apps/v1"));

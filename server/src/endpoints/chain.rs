@@ -24,7 +24,7 @@ impl Api {
         let req = req.map(|body| self.limits.bound_body(body));
         let user = match self.authenticate(&req, peer).await {
             Ok(user) => user,
-            Err(e) => return error_response(&e),
+            Err(e) => return refuse(req, error_response(&e)).await,
         };
         let (parts, body) = req.into_parts();
         let requested = attributes(user, &parts.method, parts.uri.path(), parts.uri.query());
@@ -35,13 +35,13 @@ impl Api {
         let req = Request::from_parts(parts, body);
         let attrs = match self.authorize(&req, requested, &mut audit) {
             Ok(attrs) => attrs,
-            Err(e) => return finish(&mut audit, error_response(&e)).await,
+            Err(e) => return refuse(req, finish(&mut audit, error_response(&e)).await).await,
         };
         let admission = match self.limits.admit(&attrs, req.method()) {
             Ok(a) => a,
             Err(e) => {
                 let res = crate::limits::with_retry_after(error_response(&e));
-                return finish(&mut audit, res).await;
+                return refuse(req, finish(&mut audit, res).await).await;
             }
         };
         let res = if audit.wants_request_object() {
@@ -140,6 +140,31 @@ impl Api {
             }
         }
     }
+}
+
+/// How much of a refused request's body is read before answering, as Go's server
+/// does, so that an HTTP/1.1 client can reuse the connection.
+const DRAIN_LIMIT: usize = 256 * 1024;
+
+/// Answers a request refused before its handler ran, after reading what is left of a
+/// small body: answering before the body has arrived makes hyper close the connection,
+/// and a client that sent the next request on it sees it fail.
+async fn refuse<B>(req: Request<B>, res: Response<Body>) -> Response<Body>
+where
+    B: hyper::body::Body<Data = Bytes> + Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let body = req.into_body();
+    let small = body
+        .size_hint()
+        .upper()
+        .is_some_and(|n| n as usize <= DRAIN_LIMIT);
+    if !body.is_end_stream() && small {
+        let _ = http_body_util::Limited::new(body, DRAIN_LIMIT)
+            .collect()
+            .await;
+    }
+    res
 }
 
 /// Completes the audit record of a response (its body when the level asks for it, or
