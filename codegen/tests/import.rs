@@ -101,7 +101,7 @@ fn builtins_are_reproducible_and_checked_in() {
 #[test]
 fn builtin_files_parse_back_to_what_was_meant() {
     let import = import_builtins();
-    assert_eq!(import.report.kinds, 39);
+    assert_eq!(import.report.kinds, 45);
     for (rel, file) in &import.files {
         assert!(file.content.starts_with(HEADER), "{}", rel.display());
         let parsed = parse_yaml(&file.content);
@@ -780,5 +780,5 @@ fn the_committed_import_passes_the_generator_checks() {
         .schemas_dir(&dir)
         .check()
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(checked.resource_count(), 39);
+    assert_eq!(checked.resource_count(), 45);
 }

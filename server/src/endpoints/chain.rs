@@ -58,14 +58,13 @@ impl Api {
         } else {
             self.timed(req, &attrs).await
         };
-        let res = if attrs.verb == "watch" {
+        if attrs.verb == "watch" {
             audit.response_started(res.status().as_u16());
             // The record completes when the watch's stream ends.
             crate::limits::hold(res, (admission, audit))
         } else {
             crate::limits::hold(finish(&mut audit, res).await, admission)
-        };
-        res
+        }
     }
 
     /// The handler, within the request timeout (watches have none).
