@@ -176,8 +176,11 @@ impl Config {
             clients: vec![2],
             http1_only: Vec::new(),
             load: Load {
-                warmup: Duration::from_millis(100),
-                duration: Duration::from_millis(300),
+                // Long enough that one slow request (an etcd update has been seen to
+                // stall for a few hundred ms under the full suite's load) still leaves
+                // completed operations in every cell.
+                warmup: Duration::from_millis(200),
+                duration: Duration::from_millis(1000),
                 timeout: Duration::from_secs(10),
             },
             lists: vec![
