@@ -141,6 +141,8 @@ fn discovery_from_url_and_kubeconfig() {
                         "admissionregistration.k8s.io",
                         "apiextensions.k8s.io",
                         "apps",
+                        "authentication.k8s.io",
+                        "authorization.k8s.io",
                         "autoscaling",
                         "batch",
                         "certificates.k8s.io",
