@@ -24,7 +24,7 @@ pub use codec::StoredObject;
 pub use lifecycle::{Lifecycle, LifecycleError};
 pub use list::{ListItem, ObjectList};
 pub use options::{
-    Admission, DeleteOptions, FieldValidation, ListOptions, Propagation, WatchOptions, WriteOptions,
+    Admission, AdmissionRequest, DeleteOptions, Operation, FieldValidation, ListOptions, Propagation, WatchOptions, WriteOptions,
 };
 pub use store::{Deletion, FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Store, StoreSetup, Subresource};
 pub use watch::{WatchEvent, WatchEventType};

@@ -16,16 +16,67 @@ pub enum FieldValidation {
     Strict,
 }
 
-/// Validating admission: a check a create or update must pass after the strategy
-/// validated it and before it is stored (also on dry runs), with what the registry
-/// does not know, such as who asks.
+/// The operation a write admits, as admission and `AdmissionReview` name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operation {
+    /// `CREATE`.
+    Create,
+    /// `UPDATE` (also patch, and writes of subresources such as `status`).
+    Update,
+    /// `DELETE`.
+    Delete,
+}
+
+impl Operation {
+    /// The name in `AdmissionReview` and webhook rules.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operation::Create => "CREATE",
+            Operation::Update => "UPDATE",
+            Operation::Delete => "DELETE",
+        }
+    }
+}
+
+/// What admission is told about a write besides the objects; who asks is known to the
+/// [`Admission`] itself, which is made per request.
+#[derive(Clone, Copy, Debug)]
+pub struct AdmissionRequest<'a> {
+    /// The operation.
+    pub operation: Operation,
+    /// The resource written.
+    pub info: &'a kapi_core::ResourceInfo,
+    /// The subresource written (`status`, `scale`), `""` for the object itself.
+    pub subresource: &'a str,
+    /// The namespace, `None` for cluster-scoped resources.
+    pub namespace: Option<&'a str>,
+    /// The object's name (empty on a create that generates it).
+    pub name: &'a str,
+    /// `?dryRun=All`.
+    pub dry_run: bool,
+}
+
+/// Admission: what every create, update and delete passes after decoding and before it
+/// is stored (also on dry runs), knowing what the registry does not, such as who asks.
+/// As in kube-apiserver, mutation runs before the strategy prepares and validates the
+/// object, validation after it; on a conflict an update runs both again.
+#[async_trait::async_trait]
 pub trait Admission: Send + Sync {
-    /// Refuses the write with an error, or lets it through. `old` is `None` on create.
-    fn validate(
+    /// Mutating admission: may change `obj` (the object to create or the updated one).
+    /// `old` is the stored object on update, `None` on create. Not called on delete.
+    async fn admit(
         &self,
-        info: &kapi_core::ResourceInfo,
-        namespace: Option<&str>,
-        new: &serde_json::Value,
+        request: &AdmissionRequest<'_>,
+        obj: &mut serde_json::Value,
+        old: Option<&serde_json::Value>,
+    ) -> Result<(), crate::status::ApiError>;
+
+    /// Validating admission: refuses the write with an error, or lets it through. `obj`
+    /// is `None` on delete, `old` is `None` on create.
+    async fn validate(
+        &self,
+        request: &AdmissionRequest<'_>,
+        obj: Option<&serde_json::Value>,
         old: Option<&serde_json::Value>,
     ) -> Result<(), crate::status::ApiError>;
 }
@@ -96,7 +147,7 @@ pub enum Propagation {
 }
 
 /// Options of delete and deletecollection.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct DeleteOptions {
     /// `preconditions.uid`.
     pub precondition_uid: Option<String>,
@@ -109,7 +160,26 @@ pub struct DeleteOptions {
     pub grace_period_seconds: Option<i64>,
     /// `dryRun: [All]`.
     pub dry_run: bool,
+    /// The request's admission checks, if any.
+    pub admission: Option<std::sync::Arc<dyn Admission>>,
     /// The legacy `orphanDependents: false` was given: a delete that has to wait then
     /// answers 202 Accepted (kube-apiserver answers 200 in every other case).
     pub orphan_dependents_false: bool,
+}
+
+impl std::fmt::Debug for DeleteOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeleteOptions")
+            .field("precondition_uid", &self.precondition_uid)
+            .field(
+                "precondition_resource_version",
+                &self.precondition_resource_version,
+            )
+            .field("propagation", &self.propagation)
+            .field("grace_period_seconds", &self.grace_period_seconds)
+            .field("dry_run", &self.dry_run)
+            .field("admission", &self.admission.is_some())
+            .field("orphan_dependents_false", &self.orphan_dependents_false)
+            .finish()
+    }
 }
