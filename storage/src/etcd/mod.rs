@@ -758,7 +758,7 @@ impl Storage for EtcdStorage {
             responses,
             shared: self.shared.clone(),
             shutdown: self.shared.shutdown.subscribe(),
-            last: after,
+            sequence: watch::Sequence::after(after),
             buffer: VecDeque::new(),
             progress_interval,
             idle_deadline: Instant::now() + progress_interval,

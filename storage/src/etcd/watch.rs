@@ -6,6 +6,14 @@
 //! etcd answers with its current revision once every event up to it was sent. A
 //! compaction past the watch's position, a cancel, or a broken stream ends it with an
 //! `Err` item: the consumer resumes from the last revision it saw.
+//!
+//! Debian's etcd 3.4.23 predates fixes to progress notifications (one could come before
+//! every event up to its revision was sent) and to some watch regressions, so every
+//! revision is checked to move forward ([`Sequence`]). An event at or below the last
+//! event's revision (a replay) ends the watch, and the consumer resumes from the last
+//! good revision. An event between the last event and a progress revision already
+//! passed on means that notification was premature: the consumer may have served reads
+//! at that revision, so the watch ends as `Expired`, which makes a cache re-list.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -28,8 +36,8 @@ pub(super) struct EtcdWatch {
     pub responses: WatchResponseStream,
     pub shared: Arc<Shared>,
     pub shutdown: tokio::sync::watch::Receiver<bool>,
-    /// The last revision passed on (events or progress).
-    pub last: Revision,
+    /// The last revisions passed on.
+    pub sequence: Sequence,
     pub buffer: VecDeque<WatchItem>,
     pub progress_interval: Duration,
     pub idle_deadline: Instant,
@@ -83,7 +91,7 @@ impl EtcdWatch {
         if compacted > 0 {
             self.shared.compacted.fetch_max(compacted, Ordering::AcqRel);
             return Err(StorageError::Expired {
-                requested: self.last,
+                requested: self.sequence.last(),
                 compacted,
             });
         }
@@ -97,17 +105,115 @@ impl EtcdWatch {
             if !response.created() {
                 // A progress notification: every event up to this revision was sent.
                 let revision = response.header().map_or(0, |h| h.revision());
-                self.last = self.last.max(revision);
-                self.buffer.push_back(WatchItem::Progress(self.last));
+                let last = self.sequence.progress(revision);
+                self.buffer.push_back(WatchItem::Progress(last));
             }
             return Ok(());
         }
         for event in response.events() {
             let event = convert(event)?;
-            self.last = event.revision;
+            if let Err(error) = self.sequence.event(event.revision) {
+                tracing::warn!(%error, "etcd watch went backwards; ending it");
+                return Err(error);
+            }
             self.buffer.push_back(WatchItem::Event(event));
         }
         Ok(())
+    }
+}
+
+/// The revisions a watch has passed on, which may only move forward.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Sequence {
+    /// The last event's revision (or where the watch started).
+    last_event: Revision,
+    /// The last revision passed on, events and progress notifications alike.
+    last: Revision,
+}
+
+impl Sequence {
+    /// A watch that passes on what comes after `after`.
+    pub fn after(after: Revision) -> Self {
+        Self {
+            last_event: after,
+            last: after,
+        }
+    }
+
+    /// The last revision passed on.
+    pub fn last(&self) -> Revision {
+        self.last
+    }
+
+    /// Takes a progress notification at `revision`; returns the revision to pass on
+    /// (never lower than one passed on before).
+    pub fn progress(&mut self, revision: Revision) -> Revision {
+        self.last = self.last.max(revision);
+        self.last
+    }
+
+    /// Takes an event at `revision`, or refuses it when it does not move forward.
+    pub fn event(&mut self, revision: Revision) -> Result<(), StorageError> {
+        if revision <= self.last_event {
+            return Err(StorageError::Unavailable {
+                message: format!(
+                    "etcd sent revision {revision} after revision {}",
+                    self.last_event
+                ),
+                source: None,
+            });
+        }
+        if revision <= self.last {
+            // Reads may have been served at `last` without this event: only a fresh
+            // list repairs that.
+            return Err(StorageError::Expired {
+                requested: self.last,
+                compacted: revision,
+            });
+        }
+        self.last_event = revision;
+        self.last = revision;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn revisions_only_move_forward() {
+        let mut s = Sequence::after(10);
+        assert!(s.event(11).is_ok());
+        assert!(s.event(15).is_ok());
+        assert_eq!(s.progress(12), 15, "a stale progress does not move back");
+        assert_eq!(s.progress(20), 20);
+        assert!(s.event(21).is_ok());
+        assert_eq!(s.last(), 21);
+    }
+
+    #[test]
+    fn a_replayed_event_ends_the_watch_for_a_resume() {
+        let mut s = Sequence::after(10);
+        s.event(12).expect("forward");
+        assert!(matches!(s.event(12), Err(StorageError::Unavailable { .. })));
+        let mut s = Sequence::after(10);
+        s.event(12).expect("forward");
+        assert!(matches!(s.event(11), Err(StorageError::Unavailable { .. })));
+    }
+
+    #[test]
+    fn an_event_behind_a_progress_notification_forces_a_relist() {
+        let mut s = Sequence::after(10);
+        s.event(12).expect("forward");
+        s.progress(20);
+        assert!(matches!(
+            s.event(15),
+            Err(StorageError::Expired {
+                requested: 20,
+                compacted: 15
+            })
+        ));
     }
 }
 
