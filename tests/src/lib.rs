@@ -13,6 +13,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 pub mod cluster;
+pub mod load;
 
 pub use kapi_testing::{EtcdCluster, EtcdProcess};
 use serde_json::Value;
@@ -110,6 +111,15 @@ impl KubeconfigCredentials {
 /// An HTTP client for `url`'s server: it trusts `ca` (PEM) and, when given, presents
 /// the client certificate and key (PEM). Statuses are answers, not errors; 30 s bound.
 pub fn https_agent(ca: Option<&str>, client: Option<(&str, &str)>) -> ureq::Agent {
+    https_agent_with_timeout(ca, client, Duration::from_secs(30))
+}
+
+/// [`https_agent`] with another bound on each request.
+pub fn https_agent_with_timeout(
+    ca: Option<&str>,
+    client: Option<(&str, &str)>,
+    timeout: Duration,
+) -> ureq::Agent {
     use ureq::tls::{Certificate, ClientCert, PrivateKey, RootCerts, TlsConfig};
     let mut tls = TlsConfig::builder();
     if let Some(ca) = ca {
@@ -133,7 +143,7 @@ pub fn https_agent(ca: Option<&str>, client: Option<(&str, &str)>) -> ureq::Agen
     }
     ureq::Agent::config_builder()
         .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(30)))
+        .timeout_global(Some(timeout))
         .tls_config(tls.build())
         .build()
         .into()

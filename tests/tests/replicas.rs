@@ -375,7 +375,6 @@ fn one_replica_leads_and_hands_over_on_kill_stop_and_freeze() {
 
     // SIGTERM: the leader gives the Lease up on its way out, so the next one need not
     // wait for it to expire.
-    let stopped_at = Instant::now();
     assert!(cluster.replicas[thawed_leader].stop(), "clean exit");
     let rest: Vec<usize> = all
         .iter()
