@@ -2,6 +2,8 @@
 //! before it is stored, knowing who asks. Today: RBAC's privilege-escalation
 //! prevention (kube-apiserver does it in the RBAC storage, with the same effect).
 
+pub mod webhook;
+
 use std::sync::Arc;
 
 use http::StatusCode;
