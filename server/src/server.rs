@@ -231,15 +231,20 @@ pub async fn serve(
     let kubeconfig_path = kubeconfig::write(&config.data_dir, &url, credentials.as_ref())
         .map_err(io("writing the kubeconfig"))?;
 
+    let authorizer = Authorizer {
+        policy: Some(policy),
+    };
     let api = Arc::new(Api {
         documents: LiveDocuments::new(&registry, &local.to_string()),
         registry: registry.clone(),
         address: local.to_string(),
         shutdown: stop_rx,
         authenticator,
-        authorizer: Authorizer {
-            policy: Some(policy),
-        },
+        authorizer: authorizer.clone(),
+        admission: Arc::new(crate::admission::Plugins {
+            registry: registry.clone(),
+            authorizer,
+        }),
         insecure: tls.is_none(),
         limits: crate::limits::Limits::new(security.limits.clone()),
         auditor: auditor(security)?,

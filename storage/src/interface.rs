@@ -344,42 +344,96 @@ pub async fn guaranteed_update_with_ttl<E, F>(
 where
     F: FnMut(&KeyValue) -> Result<Update, E> + Send,
 {
-    let latest = || async {
+    let mut attempt = UpdateAttempts::begin(storage, key, ttl).await?;
+    loop {
+        let outcome = try_update(attempt.current());
+        if let Some(done) = attempt.settle(outcome).await? {
+            return Ok(done);
+        }
+    }
+}
+
+/// The loop of [`guaranteed_update_with_ttl`] for callers whose update is computed by
+/// async code (admission calls webhooks): `current` gives the state to compute from,
+/// `settle` takes the decision and answers with the outcome, or `None` when the
+/// decision has to be computed again from a fresher `current`.
+pub struct UpdateAttempts<'a> {
+    storage: &'a dyn Storage,
+    key: &'a str,
+    ttl: Option<Duration>,
+    current: KeyValue,
+    is_current: bool,
+}
+
+impl<'a> UpdateAttempts<'a> {
+    /// Reads the first state, from whatever is at hand: a watch cache answers "not
+    /// older than revision 0" from memory at once, without waiting for this replica's
+    /// own writes as `Any` does. That state is usually current, and the compare-and-swap
+    /// catches it when it is not; only what the stale state cannot decide is read again,
+    /// as kube-apiserver's GuaranteedUpdate does with the cacher's object
+    /// (`origStateIsCurrent`).
+    pub async fn begin(
+        storage: &'a dyn Storage,
+        key: &'a str,
+        ttl: Option<Duration>,
+    ) -> Result<Self, StorageError> {
+        let (current, is_current) = match storage.get(key, ReadAt::NotOlderThan(0)).await? {
+            Some(kv) => (kv, false),
+            None => (Self::latest(storage, key).await?, true),
+        };
+        Ok(Self {
+            storage,
+            key,
+            ttl,
+            current,
+            is_current,
+        })
+    }
+
+    async fn latest(storage: &dyn Storage, key: &str) -> Result<KeyValue, StorageError> {
         storage
             .get(key, ReadAt::Latest)
             .await?
             .ok_or_else(|| StorageError::NotFound {
                 key: key.to_string(),
             })
-    };
-    // The first attempt starts from whatever state is at hand: a watch cache answers
-    // "not older than revision 0" from memory at once, without waiting for this
-    // replica's own writes as `Any` does. That state is usually current, and the
-    // compare-and-swap catches it when it is not. Only what the stale state cannot
-    // decide is read again, as kube-apiserver's GuaranteedUpdate does with the
-    // cacher's object (`origStateIsCurrent`).
-    let (mut current, mut is_current) = match storage.get(key, ReadAt::NotOlderThan(0)).await? {
-        Some(kv) => (kv, false),
-        None => (latest().await?, true),
-    };
-    loop {
-        let outcome = match try_update(&current) {
+    }
+
+    /// The state to compute the next decision from.
+    pub fn current(&self) -> &KeyValue {
+        &self.current
+    }
+
+    async fn refresh(&mut self) -> Result<(), StorageError> {
+        self.current = Self::latest(self.storage, self.key).await?;
+        self.is_current = true;
+        Ok(())
+    }
+
+    /// Carries out a decision computed from [`current`](Self::current): `Some` with the
+    /// outcome, or `None` when another writer came first (or a stale state refused or
+    /// kept) and the decision must be computed again.
+    pub async fn settle<E>(
+        &mut self,
+        decision: Result<Update, E>,
+    ) -> Result<Option<Updated>, UpdateError<E>> {
+        let (storage, key) = (self.storage, self.key);
+        let outcome = match decision {
             // A refusal or a no-op may be the stale state's doing: decide on the latest.
-            Err(_) | Ok(Update::Keep) if !is_current => {
-                current = latest().await?;
-                is_current = true;
-                continue;
+            Err(_) | Ok(Update::Keep) if !self.is_current => {
+                self.refresh().await?;
+                return Ok(None);
             }
             Err(e) => return Err(UpdateError::Rejected(e)),
-            Ok(Update::Keep) => return Ok(Updated::Kept(current)),
-            Ok(Update::Write(value)) => match ttl {
-                Some(ttl) => storage.update_with_ttl(key, value, current.mod_revision, ttl),
-                None => storage.update(key, value, current.mod_revision),
+            Ok(Update::Keep) => return Ok(Some(Updated::Kept(self.current.clone()))),
+            Ok(Update::Write(value)) => match self.ttl {
+                Some(ttl) => storage.update_with_ttl(key, value, self.current.mod_revision, ttl),
+                None => storage.update(key, value, self.current.mod_revision),
             }
             .await
             .map(Updated::Written),
             Ok(Update::Delete) => storage
-                .delete(key, Some(current.mod_revision))
+                .delete(key, Some(self.current.mod_revision))
                 .await
                 .map(Updated::Deleted),
         };
@@ -387,10 +441,13 @@ where
             Err(StorageError::Conflict {
                 current: Some(fresh),
                 ..
-            }) => current = *fresh,
-            Err(StorageError::Conflict { current: None, .. }) => current = latest().await?,
-            other => return Ok(other?),
+            }) => {
+                self.current = *fresh;
+                self.is_current = true;
+            }
+            Err(StorageError::Conflict { current: None, .. }) => self.refresh().await?,
+            other => return Ok(Some(other?)),
         }
-        is_current = true;
+        Ok(None)
     }
 }

@@ -1,21 +1,36 @@
-//! Admission: what every write passes after the resource's strategy validated it and
-//! before it is stored, knowing who asks. Today: RBAC's privilege-escalation
-//! prevention (kube-apiserver does it in the RBAC storage, with the same effect).
+//! Admission: what every create, update and delete passes after it is decoded and
+//! before it is stored, knowing who asks. kube-apiserver's chain, in its order:
+//!
+//! - mutating: [`service_account`] (a Pod's account and its token volume), then the
+//!   mutating webhooks;
+//! - validating: RBAC's [`escalation`] prevention, then the validating webhooks, then
+//!   [`resource_quota`] last, so that a write another step refuses charges no quota.
+//!
+//! NamespaceLifecycle, and the schema's validation and CEL rules, run in the registry's
+//! store, which every write passes as well.
+
+pub mod escalation;
+pub mod resource_quota;
+pub mod service_account;
 
 pub mod webhook;
 
 use std::sync::Arc;
 
-use http::StatusCode;
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use kapi_auth::UserInfo;
-use kapi_auth::authz::escalation::{self, EscalationError};
-use kapi_core::ResourceInfo;
 use serde_json::Value;
 
 use crate::authorization::Authorizer;
-use crate::registry::Admission;
+use crate::registry::{Admission, AdmissionRequest, Operation, Registry};
 use crate::status::ApiError;
+
+/// What admission needs beyond the request, made once when the server starts.
+pub struct Plugins {
+    /// The served resources (ServiceAccounts, quotas, namespaces).
+    pub registry: Arc<Registry>,
+    /// The authorizer, for escalation checks.
+    pub authorizer: Authorizer,
+}
 
 /// The admission checks of one request, carried to the registry in the request's
 /// extensions.
@@ -24,117 +39,51 @@ pub struct RequestAdmission(pub Arc<dyn Admission>);
 
 impl RequestAdmission {
     /// The checks for a request by `user`.
-    pub fn new(user: UserInfo, authorizer: Authorizer) -> Self {
-        Self(Arc::new(Chain { user, authorizer }))
+    pub fn new(user: UserInfo, plugins: Arc<Plugins>) -> Self {
+        Self(Arc::new(Chain { user, plugins }))
     }
 }
 
 struct Chain {
     user: UserInfo,
-    authorizer: Authorizer,
+    plugins: Arc<Plugins>,
 }
 
+#[async_trait::async_trait]
 impl Admission for Chain {
-    fn validate(
+    async fn admit(
         &self,
-        info: &ResourceInfo,
-        namespace: Option<&str>,
-        new: &Value,
-        old: Option<&Value>,
+        request: &AdmissionRequest<'_>,
+        obj: &mut Value,
+        _old: Option<&Value>,
     ) -> Result<(), ApiError> {
-        if info.group == "rbac.authorization.k8s.io" {
-            self.no_escalation(&info.plural, namespace.unwrap_or_default(), new, old)?;
+        let plugins = &self.plugins;
+        if service_account::handles(request) {
+            service_account::admit(&plugins.registry, request, obj).await?;
         }
         Ok(())
     }
-}
 
-impl Chain {
-    /// Refuses a Role, ClusterRole or binding that grants more than its writer holds,
-    /// unless the writer may `escalate` (roles) or `bind` (bindings).
-    fn no_escalation(
+    async fn validate(
         &self,
-        plural: &str,
-        namespace: &str,
-        new: &Value,
+        request: &AdmissionRequest<'_>,
+        obj: Option<&Value>,
         old: Option<&Value>,
     ) -> Result<(), ApiError> {
-        let Some(policy) = &self.authorizer.policy else {
-            return Ok(());
-        };
-        let snapshot = policy.snapshot();
-        let allowed =
-            |attrs: &kapi_auth::authz::Attributes| self.authorizer.authorize(attrs).allowed();
-        let result = match plural {
-            "roles" => {
-                let (new, old) = typed::<Role>(new, old)?;
-                escalation::check_role_write(
-                    &snapshot,
-                    &self.user,
-                    namespace,
-                    &new,
-                    old.as_ref(),
-                    allowed,
-                )
-            }
-            "clusterroles" => {
-                let (new, old) = typed::<ClusterRole>(new, old)?;
-                escalation::check_cluster_role_write(
-                    &snapshot,
-                    &self.user,
-                    &new,
-                    old.as_ref(),
-                    allowed,
-                )
-            }
-            "rolebindings" => {
-                let (new, old) = typed::<RoleBinding>(new, old)?;
-                escalation::check_role_binding_write(
-                    &snapshot,
-                    &self.user,
-                    namespace,
-                    &new,
-                    old.as_ref(),
-                    allowed,
-                )
-            }
-            "clusterrolebindings" => {
-                let (new, old) = typed::<ClusterRoleBinding>(new, old)?;
-                escalation::check_cluster_role_binding_write(
-                    &snapshot,
-                    &self.user,
-                    &new,
-                    old.as_ref(),
-                    allowed,
-                )
-            }
-            _ => Ok(()),
-        };
-        result.map_err(|e| escalation_error(&e))
-    }
-}
-
-fn typed<T: serde::de::DeserializeOwned>(
-    new: &Value,
-    old: Option<&Value>,
-) -> Result<(T, Option<T>), ApiError> {
-    let parse = |v: &Value| {
-        serde_json::from_value::<T>(v.clone())
-            .map_err(|e| ApiError::bad_request(format!("the object cannot be read: {e}")))
-    };
-    Ok((parse(new)?, old.map(parse).transpose()?))
-}
-
-fn escalation_error(e: &EscalationError) -> ApiError {
-    let (code, reason) = match e.code() {
-        403 => (StatusCode::FORBIDDEN, "Forbidden"),
-        404 => (StatusCode::NOT_FOUND, "NotFound"),
-        _ => (StatusCode::INTERNAL_SERVER_ERROR, "InternalError"),
-    };
-    ApiError {
-        code,
-        reason,
-        message: e.to_string(),
-        details: None,
+        let plugins = &self.plugins;
+        if let (Some(new), escalation::GROUP) = (obj, request.info.group.as_ref()) {
+            escalation::check(
+                &plugins.authorizer,
+                &self.user,
+                &request.info.plural,
+                request.namespace.unwrap_or_default(),
+                new,
+                old,
+            )?;
+        }
+        if request.operation == Operation::Create {
+            resource_quota::charge(&plugins.registry, request).await?;
+        }
+        Ok(())
     }
 }

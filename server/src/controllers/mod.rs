@@ -5,10 +5,12 @@
 //! - [`namespace`]: empties a terminating namespace, then lets it go;
 //! - [`garbage_collector`]: `ownerReferences` with Background, Foreground and Orphan
 //!   propagation;
-//! - [`service_account`]: a `default` ServiceAccount in every namespace.
+//! - [`service_account`]: a `default` ServiceAccount in every namespace;
+//! - [`resource_quota`]: ResourceQuota usage.
 
 pub mod garbage_collector;
 pub mod namespace;
+pub mod resource_quota;
 pub mod service_account;
 
 use std::sync::Arc;
@@ -30,6 +32,7 @@ pub fn start(registry: Arc<Registry>, shutdown: watch::Receiver<bool>) -> JoinHa
         tokio::join!(
             namespace::run(registry.clone(), shutdown.clone()),
             service_account::run(registry.clone(), shutdown.clone()),
+            resource_quota::run(registry.clone(), shutdown.clone()),
             garbage_collector::run(registry, shutdown),
         );
     })

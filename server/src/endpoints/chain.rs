@@ -77,7 +77,7 @@ impl Api {
         req.extensions_mut()
             .insert(crate::admission::RequestAdmission::new(
                 attrs.user.clone(),
-                self.authorizer.clone(),
+                self.admission.clone(),
             ));
         let serve = async {
             match reviews::handle(self, req, &attrs.user).await {

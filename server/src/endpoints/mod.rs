@@ -57,6 +57,8 @@ pub struct Api {
     pub limits: crate::limits::Limits,
     /// The audit log, if one is kept.
     pub auditor: Option<kapi_auth::audit::Auditor>,
+    /// What admission needs to run for every write.
+    pub admission: Arc<crate::admission::Plugins>,
 }
 
 /// Builds a JSON response.
@@ -169,11 +171,15 @@ pub fn with_admission<B>(
     mut opts: crate::registry::WriteOptions,
     req: &Request<B>,
 ) -> crate::registry::WriteOptions {
-    opts.admission = req
-        .extensions()
-        .get::<crate::admission::RequestAdmission>()
-        .map(|a| a.0.clone());
+    opts.admission = admission_of(req);
     opts
+}
+
+/// The admission checks of the request, set by [`Api::handle`].
+pub fn admission_of<B>(req: &Request<B>) -> Option<Arc<dyn crate::registry::Admission>> {
+    req.extensions()
+        .get::<crate::admission::RequestAdmission>()
+        .map(|a| a.0.clone())
 }
 
 /// The output format for a request, from its `Accept` header.

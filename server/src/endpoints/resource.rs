@@ -234,8 +234,10 @@ where
             ))
         }
         "delete" => {
+            let admission = super::admission_of(&req);
             let body = delete_body(req).await?;
-            let opts = query.delete_options(body.as_ref())?;
+            let mut opts = query.delete_options(body.as_ref())?;
+            opts.admission = admission;
             match store.delete(namespace, &name, &opts).await? {
                 Deletion::Deleted(obj) => respond(&store, StatusCode::OK, output, &obj, false, how),
                 // 202 only for the legacy `orphanDependents: false`, as kube-apiserver.
@@ -247,8 +249,10 @@ where
         }
         "deletecollection" => {
             let list_opts = query.list_options()?;
+            let admission = super::admission_of(&req);
             let body = delete_body(req).await?;
-            let opts = query.delete_options(body.as_ref())?;
+            let mut opts = query.delete_options(body.as_ref())?;
+            opts.admission = admission;
             let list = store
                 .delete_collection(namespace, &list_opts, &opts)
                 .await?;

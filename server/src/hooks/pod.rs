@@ -13,8 +13,9 @@
 //! - `spec.nodeSelector` and `spec.affinity` additions on scheduling-gated pods, and
 //!   in-place resource resize, are not allowed (kube allows them behind feature gates
 //!   and the `resize` subresource); `spec.schedulingGates` may only shrink, as in kube.
-//! - Admission plugins are not run, so `serviceAccountName`, `priority`, the default
-//!   tolerations and the service-account token volume are not added.
+//! - Of kube's admission plugins, only ServiceAccount runs (`serviceAccountName` and
+//!   the token volume, [`crate::admission::service_account`]): `priority` and the
+//!   default tolerations are not added.
 //! - The RESTARTS cell is the bare count, without kube's ` (5m ago)` suffix.
 //! - The QoS class compares quantities numerically after parsing their suffixes; pod-
 //!   level resources are ignored.

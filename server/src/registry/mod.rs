@@ -24,9 +24,12 @@ pub use codec::StoredObject;
 pub use lifecycle::{Lifecycle, LifecycleError};
 pub use list::{ListItem, ObjectList};
 pub use options::{
-    Admission, AdmissionRequest, DeleteOptions, Operation, FieldValidation, ListOptions, Propagation, WatchOptions, WriteOptions,
+    Admission, AdmissionRequest, DeleteOptions, FieldValidation, ListOptions, Operation,
+    Propagation, WatchOptions, WriteOptions,
 };
-pub use store::{Deletion, FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Store, StoreSetup, Subresource};
+pub use store::{
+    Deletion, FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Store, StoreSetup, Subresource, random_suffix,
+};
 pub use watch::{WatchEvent, WatchEventType};
 
 /// Collects strategies from the generated `register` function (or by hand), before the

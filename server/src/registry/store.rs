@@ -8,7 +8,8 @@ use std::sync::Arc;
 use kapi_core::meta::{validate_object_meta, validate_object_meta_update};
 use kapi_core::{ErrorList, FieldError, FieldPath, ObjectStrategy, ResourceInfo, SubresourceError};
 use kapi_storage::{
-    ReadAt, Storage, StorageError, Update, UpdateError, Updated, guaranteed_update_with_ttl,
+    ReadAt, Storage, StorageError, Update, UpdateAttempts, UpdateError, Updated,
+    guaranteed_update_with_ttl,
 };
 use serde_json::{Value, json};
 
@@ -17,7 +18,9 @@ use super::codec::{StoredObject, decode, decode_kv, encode};
 use super::keys;
 use super::lifecycle::{Lifecycle, LifecycleError};
 use super::object::{self, finalizers, is_being_deleted, meta_str, set_finalizers, set_meta};
-use super::options::{DeleteOptions, FieldValidation, Propagation, WriteOptions};
+use super::options::{
+    AdmissionRequest, DeleteOptions, FieldValidation, Operation, Propagation, WriteOptions,
+};
 use crate::status::ApiError;
 
 /// The finalizer the garbage collector honours for `propagationPolicy: Orphan`.
@@ -253,6 +256,24 @@ impl Store {
         Ok(())
     }
 
+    fn admission_request<'a>(
+        &'a self,
+        operation: Operation,
+        subresource: &'a str,
+        namespace: Option<&'a str>,
+        name: &'a str,
+        opts: &WriteOptions,
+    ) -> AdmissionRequest<'a> {
+        AdmissionRequest {
+            operation,
+            info: self.info(),
+            subresource,
+            namespace,
+            name,
+            dry_run: opts.dry_run,
+        }
+    }
+
     async fn check_namespace(&self, namespace: Option<&str>, name: &str) -> Result<(), ApiError> {
         let (Some(lookup), Some(ns)) = (&self.namespaces, namespace) else {
             return Ok(());
@@ -328,6 +349,15 @@ impl Store {
         self.check_identity(&mut obj, namespace)?;
         let warnings = self.unknown_fields(&obj, opts.field_validation)?;
         object::prune_metadata(&mut obj);
+        if let Some(admission) = &opts.admission {
+            // Mutating admission sees the object as sent, before the strategy and the
+            // server-set metadata, as in kube-apiserver's create handler.
+            let name = object::name(&obj).to_string();
+            let request = self.admission_request(Operation::Create, "", namespace, &name, opts);
+            admission.admit(&request, &mut obj, None).await?;
+            self.check_identity(&mut obj, namespace)?;
+            object::prune_metadata(&mut obj);
+        }
         if !meta_str(&obj, "resourceVersion").is_empty() {
             return Err(ApiError::bad_request(
                 "resourceVersion should not be set on objects to be created",
@@ -364,7 +394,8 @@ impl Store {
         }
         self.check_namespace(namespace, &name).await?;
         if let Some(admission) = &opts.admission {
-            admission.validate(info, namespace, &obj, None)?;
+            let request = self.admission_request(Operation::Create, "", namespace, &name, opts);
+            admission.validate(&request, Some(&obj), None).await?;
         }
         if opts.dry_run {
             return Ok((obj, warnings));
@@ -424,7 +455,17 @@ impl Store {
         let mut warnings = Vec::new();
         let mut dry_result = None;
         let mut written = None;
-        let outcome = guaranteed_update_with_ttl(self.storage.as_ref(), &key, self.ttl, |kv| {
+        let subresource = match &sub {
+            Subresource::Main => "",
+            Subresource::Status => "status",
+            Subresource::Extra(name) => name.as_ref(),
+        };
+        let request = self.admission_request(Operation::Update, subresource, namespace, name, opts);
+        let outcome = async {
+            let mut attempts = UpdateAttempts::begin(self.storage.as_ref(), &key, self.ttl).await?;
+            loop {
+                let decision = async {
+                    let kv = attempts.current();
             let old = decode_kv(&info, kv)?;
             let mut new = compute(&old)?;
             self.check_identity(&mut new, namespace)?;
@@ -448,6 +489,16 @@ impl Store {
             }
             warnings = self.unknown_fields(&new, opts.field_validation)?;
             object::prune_metadata(&mut new);
+            if let Some(admission) = &opts.admission {
+                admission.admit(&request, &mut new, Some(&old)).await?;
+                self.check_identity(&mut new, namespace)?;
+                if object::name(&new) != name {
+                    return Err(ApiError::bad_request(
+                        "admission changed the name of the object",
+                    ));
+                }
+                object::prune_metadata(&mut new);
+            }
             match &sub {
                 Subresource::Main => self.strategy.prepare_for_update(&mut new, &old),
                 Subresource::Status => self.strategy.prepare_for_status_update(&mut new, &old),
@@ -490,7 +541,7 @@ impl Store {
                 return Err(ApiError::invalid(&info, name, &errs));
             }
             if let Some(admission) = &opts.admission {
-                admission.validate(&info, namespace, &new, Some(&old))?;
+                admission.validate(&request, Some(&new), Some(&old)).await?;
             }
             if opts.dry_run {
                 dry_result = Some(new);
@@ -510,7 +561,13 @@ impl Store {
             self.check_size(name, &value)?;
             written = Some(new);
             Ok(Update::Write(value))
-        })
+                }
+                .await;
+                if let Some(done) = attempts.settle(decision).await? {
+                    return Ok(done);
+                }
+            }
+        }
         .await;
         let obj = match outcome {
             Err(UpdateError::Rejected(e)) => return Err(e),
@@ -612,48 +669,69 @@ impl Store {
         let info = self.info().clone();
         let key = self.key(namespace, name);
         let mut dry_result = None;
-        let outcome = guaranteed_update_with_ttl(self.storage.as_ref(), &key, self.ttl, |kv| {
-            let mut obj = decode_kv(&info, kv)?;
-            check_preconditions(&info, name, &obj, opts)?;
-            if let Some(why) = self.strategy.forbid_delete(&obj) {
-                return Err(ApiError::forbidden(&info, name, &why));
-            }
-            let mut fins = finalizers(&obj);
-            let wanted = match opts.propagation {
-                Some(Propagation::Orphan) => Some(ORPHAN_FINALIZER),
-                Some(Propagation::Foreground) => Some(FOREGROUND_FINALIZER),
-                _ => None,
-            };
-            if let Some(f) = wanted {
-                if !fins.iter().any(|x| x == f) {
-                    fins.push(f.to_string());
+        let request = AdmissionRequest {
+            operation: Operation::Delete,
+            info: &info,
+            subresource: "",
+            namespace,
+            name,
+            dry_run: opts.dry_run,
+        };
+        let outcome = async {
+            let mut attempts = UpdateAttempts::begin(self.storage.as_ref(), &key, self.ttl).await?;
+            loop {
+                let decision = async {
+                    let kv = attempts.current();
+                    let mut obj = decode_kv(&info, kv)?;
+                    check_preconditions(&info, name, &obj, opts)?;
+                    if let Some(why) = self.strategy.forbid_delete(&obj) {
+                        return Err(ApiError::forbidden(&info, name, &why));
+                    }
+                    if let Some(admission) = &opts.admission {
+                        admission.validate(&request, None, Some(&obj)).await?;
+                    }
+                    let mut fins = finalizers(&obj);
+                    let wanted = match opts.propagation {
+                        Some(Propagation::Orphan) => Some(ORPHAN_FINALIZER),
+                        Some(Propagation::Foreground) => Some(FOREGROUND_FINALIZER),
+                        _ => None,
+                    };
+                    if let Some(f) = wanted {
+                        if !fins.iter().any(|x| x == f) {
+                            fins.push(f.to_string());
+                        }
+                    }
+                    let keep = !fins.is_empty() || self.strategy.finalizing(&obj);
+                    if opts.dry_run {
+                        dry_result = Some(if !keep {
+                            Deletion::Deleted(obj)
+                        } else {
+                            Deletion::Pending(obj)
+                        });
+                        return Ok(Update::Keep);
+                    }
+                    if !keep {
+                        return Ok(Update::Delete);
+                    }
+                    let before = obj.clone();
+                    set_finalizers(&mut obj, &fins);
+                    if !is_being_deleted(&obj) {
+                        self.strategy.prepare_for_delete(&mut obj);
+                        set_meta(&mut obj, "deletionTimestamp", Some(json!(object::now())));
+                        set_meta(&mut obj, "deletionGracePeriodSeconds", Some(json!(0)));
+                    }
+                    if obj == before {
+                        Ok(Update::Keep)
+                    } else {
+                        Ok(Update::Write(self.encode(&obj)))
+                    }
+                }
+                .await;
+                if let Some(done) = attempts.settle(decision).await? {
+                    return Ok(done);
                 }
             }
-            let keep = !fins.is_empty() || self.strategy.finalizing(&obj);
-            if opts.dry_run {
-                dry_result = Some(if !keep {
-                    Deletion::Deleted(obj)
-                } else {
-                    Deletion::Pending(obj)
-                });
-                return Ok(Update::Keep);
-            }
-            if !keep {
-                return Ok(Update::Delete);
-            }
-            let before = obj.clone();
-            set_finalizers(&mut obj, &fins);
-            if !is_being_deleted(&obj) {
-                self.strategy.prepare_for_delete(&mut obj);
-                set_meta(&mut obj, "deletionTimestamp", Some(json!(object::now())));
-                set_meta(&mut obj, "deletionGracePeriodSeconds", Some(json!(0)));
-            }
-            if obj == before {
-                Ok(Update::Keep)
-            } else {
-                Ok(Update::Write(self.encode(&obj)))
-            }
-        })
+        }
         .await;
         match outcome {
             Err(UpdateError::Rejected(e)) => Err(e),
@@ -734,7 +812,7 @@ fn collect_removed(original: &Value, pruned: &Value, at: &str, out: &mut Vec<Str
 
 /// Five characters from the alphabet kube-apiserver's `generateName` uses (no vowels, no
 /// look-alikes).
-fn random_suffix() -> String {
+pub fn random_suffix() -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     uuid::Uuid::new_v4()
         .as_bytes()
