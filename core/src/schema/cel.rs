@@ -587,6 +587,35 @@ fn is_url<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Execution
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn expressions_over_named_variables() {
+        let obj = serde_json::json!({"metadata": {"name": "a", "labels": {"x": "1"}}});
+        let e = Expression::compile(
+            "object.metadata.name == 'a' && request.operation == 'CREATE'",
+            &["object", "request"],
+        )
+        .unwrap();
+        let create = serde_json::json!({"operation": "CREATE"});
+        let update = serde_json::json!({"operation": "UPDATE"});
+        assert_eq!(
+            e.eval_bool(&[("object", &obj), ("request", &create)]),
+            Ok(true)
+        );
+        assert_eq!(
+            e.eval_bool(&[("object", &obj), ("request", &update)]),
+            Ok(false)
+        );
+        assert!(
+            Expression::compile("authorizer.allowed()", &["object"])
+                .unwrap_err()
+                .contains("undeclared reference")
+        );
+        let not_bool = Expression::compile("object.metadata.name", &["object"]).unwrap();
+        assert!(not_bool.eval_bool(&[("object", &obj)]).is_err());
+        let missing = Expression::compile("object.spec.x == 1", &["object"]).unwrap();
+        assert!(missing.eval_bool(&[("object", &obj)]).is_err());
+    }
+
     use super::*;
     use serde_json::json;
 

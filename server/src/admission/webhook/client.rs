@@ -100,10 +100,7 @@ impl Endpoint {
             url: url.to_string(),
             port: uri.port_u16().unwrap_or(443),
             host,
-            path: uri
-                .path_and_query()
-                .map_or("/", |p| p.as_str())
-                .to_string(),
+            path: uri.path_and_query().map_or("/", |p| p.as_str()).to_string(),
             server_name,
             tls: Arc::new(tls),
         })
@@ -163,18 +160,18 @@ impl Endpoint {
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| e.to_string())?;
         let response = sender
-                .send_request(request)
-                .await
-                .map_err(|e| e.to_string())?;
-            let status = response.status();
-            let bytes = Limited::new(response.into_body(), MAX_RESPONSE_BYTES)
-                .collect()
-                .await
-                .map_err(|e| format!("reading the response: {e}"))?
-                .to_bytes();
-            if !status.is_success() {
-                return Err(status_error(status, &bytes));
-            }
+            .send_request(request)
+            .await
+            .map_err(|e| e.to_string())?;
+        let status = response.status();
+        let bytes = Limited::new(response.into_body(), MAX_RESPONSE_BYTES)
+            .collect()
+            .await
+            .map_err(|e| format!("reading the response: {e}"))?
+            .to_bytes();
+        if !status.is_success() {
+            return Err(status_error(status, &bytes));
+        }
         Ok(bytes)
     }
 }
@@ -229,28 +226,31 @@ mod tests {
 
     #[test]
     fn client_configs() {
-        let e = Endpoint::from_client_config(&json!({"url": "https://127.0.0.1:8443/x?y=1"}))
-            .unwrap();
-        assert_eq!((e.host.as_str(), e.port, e.path.as_str()), ("127.0.0.1", 8443, "/x?y=1"));
+        let e =
+            Endpoint::from_client_config(&json!({"url": "https://127.0.0.1:8443/x?y=1"})).unwrap();
+        assert_eq!(
+            (e.host.as_str(), e.port, e.path.as_str()),
+            ("127.0.0.1", 8443, "/x?y=1")
+        );
         let e = Endpoint::from_client_config(&json!({"url": "https://[::1]/"})).unwrap();
         assert_eq!((e.host.as_str(), e.port), ("::1", 443));
-        let e = Endpoint::from_client_config(&json!({"url": "https://hooks.example.com"}))
-            .unwrap();
+        let e = Endpoint::from_client_config(&json!({"url": "https://hooks.example.com"})).unwrap();
         assert_eq!(e.path, "/");
-        let err = Endpoint::from_client_config(
-            &json!({"service": {"namespace": "ns", "name": "svc"}}),
-        )
-        .unwrap_err();
-        assert!(err.contains("service \"ns/svc\" cannot be reached"), "{err}");
+        let err =
+            Endpoint::from_client_config(&json!({"service": {"namespace": "ns", "name": "svc"}}))
+                .unwrap_err();
+        assert!(
+            err.contains("service \"ns/svc\" cannot be reached"),
+            "{err}"
+        );
         let err = Endpoint::from_client_config(&json!({"url": "http://x/"})).unwrap_err();
         assert!(err.contains("https"), "{err}");
         let err = Endpoint::from_client_config(&json!({"url": "https://x/", "caBundle": "!!"}))
             .unwrap_err();
         assert!(err.contains("base64"), "{err}");
         let not_pem = base64::engine::general_purpose::STANDARD.encode("hello");
-        let err =
-            Endpoint::from_client_config(&json!({"url": "https://x/", "caBundle": not_pem}))
-                .unwrap_err();
+        let err = Endpoint::from_client_config(&json!({"url": "https://x/", "caBundle": not_pem}))
+            .unwrap_err();
         assert!(err.contains("no certificate"), "{err}");
     }
 

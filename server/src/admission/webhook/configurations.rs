@@ -183,7 +183,11 @@ impl Stored {
 pub fn start(
     registry: Arc<Registry>,
     shutdown: watch::Receiver<bool>,
-) -> (Arc<LiveConfigurations>, watch::Receiver<bool>, JoinHandle<()>) {
+) -> (
+    Arc<LiveConfigurations>,
+    watch::Receiver<bool>,
+    JoinHandle<()>,
+) {
     let live = Arc::new(LiveConfigurations::default());
     let (synced_tx, synced_rx) = watch::channel(false);
     let task = tokio::spawn(run(registry, live.clone(), synced_tx, shutdown));
@@ -257,8 +261,7 @@ async fn run(
                 match c {
                     Change::Ended => ended = true,
                     Change::Event(_, WatchEventType::Bookmark, object) => {
-                        if object["metadata"]["annotations"]["k8s.io/initial-events-end"]
-                            == "true"
+                        if object["metadata"]["annotations"]["k8s.io/initial-events-end"] == "true"
                         {
                             pending = pending.saturating_sub(1);
                         }
@@ -335,7 +338,10 @@ mod tests {
                 {"name": "authz", "expression": "authorizer.group('').allowed()"}]}),
         );
         let err = h.match_conditions.unwrap_err();
-        assert!(err.starts_with("matchCondition \"authz\" does not compile"), "{err}");
+        assert!(
+            err.starts_with("matchCondition \"authz\" does not compile"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -63,7 +63,12 @@ pub struct Rule {
 
 fn strings(v: &Value) -> Vec<String> {
     v.as_array()
-        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -97,10 +102,7 @@ impl Rule {
     /// before looking for an equivalent version (`matchPolicy: Equivalent`).
     pub fn matches_except_version(&self, t: &Target<'_>) -> bool {
         self.scope_matches(t)
-            && self
-                .operations
-                .iter()
-                .any(|o| o == "*" || o == t.operation)
+            && self.operations.iter().any(|o| o == "*" || o == t.operation)
             && exact_or_wildcard(&self.groups, t.group)
             && self.resources.iter().any(|r| {
                 let (res, sub) = r.split_once('/').unwrap_or((r, ""));
@@ -239,15 +241,19 @@ mod tests {
         };
         let main = target("UPDATE", "pods", "default");
         let with = |resources: Value| {
-            rule(json!({"operations": ["UPDATE"], "apiGroups": [""], "apiVersions": ["v1"],
-                "resources": resources}))
+            rule(
+                json!({"operations": ["UPDATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                "resources": resources}),
+            )
         };
         assert!(with(json!(["pods/status"])).matches(&status));
         assert!(!with(json!(["pods/status"])).matches(&main));
         assert!(!with(json!(["pods"])).matches(&status));
         assert!(with(json!(["*/status"])).matches(&status));
         assert!(with(json!(["*/*"])).matches(&status));
-        assert!(!with(json!(["*/*"])).matches(&main));
+        // `*/*` and `pods/*` are the resource and every subresource, as in kube.
+        assert!(with(json!(["*/*"])).matches(&main));
+        assert!(with(json!(["pods/*"])).matches(&main));
         assert!(with(json!(["pods/*"])).matches(&status));
         assert!(with(json!(["pods", "pods/*"])).matches(&main));
         let scale = Target {
@@ -260,8 +266,10 @@ mod tests {
     #[test]
     fn scope() {
         let scoped = |scope: &str| {
-            rule(json!({"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"],
-                "resources": ["*"], "scope": scope}))
+            rule(
+                json!({"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"],
+                "resources": ["*"], "scope": scope}),
+            )
         };
         let namespaced = target("CREATE", "configmaps", "default");
         let cluster = target("CREATE", "nodes", "");
@@ -281,13 +289,35 @@ mod tests {
 
     #[test]
     fn namespace_selector_applicability() {
-        assert!(namespace_selector_applies(&target("CREATE", "configmaps", "default")));
+        assert!(namespace_selector_applies(&target(
+            "CREATE",
+            "configmaps",
+            "default"
+        )));
         assert!(!namespace_selector_applies(&target("CREATE", "nodes", "")));
-        assert!(namespace_selector_applies(&target("CREATE", "namespaces", "team-a")));
-        assert!(namespace_labels_from_object(&target("CREATE", "namespaces", "a")));
-        assert!(namespace_labels_from_object(&target("UPDATE", "namespaces", "a")));
-        assert!(!namespace_labels_from_object(&target("DELETE", "namespaces", "a")));
-        assert!(!namespace_labels_from_object(&target("CREATE", "pods", "a")));
+        assert!(namespace_selector_applies(&target(
+            "CREATE",
+            "namespaces",
+            "team-a"
+        )));
+        assert!(namespace_labels_from_object(&target(
+            "CREATE",
+            "namespaces",
+            "a"
+        )));
+        assert!(namespace_labels_from_object(&target(
+            "UPDATE",
+            "namespaces",
+            "a"
+        )));
+        assert!(!namespace_labels_from_object(&target(
+            "DELETE",
+            "namespaces",
+            "a"
+        )));
+        assert!(!namespace_labels_from_object(&target(
+            "CREATE", "pods", "a"
+        )));
     }
 
     #[test]
@@ -311,20 +341,32 @@ mod tests {
         assert!(object_selector_matches(&sel, Some(&other), Some(&good)));
         assert!(object_selector_matches(&sel, None, Some(&good)));
         assert!(!object_selector_matches(&sel, None, None));
-        assert!(!object_selector_matches(&sel, Some(&json!({"metadata": {}})), None));
+        assert!(!object_selector_matches(
+            &sel,
+            Some(&json!({"metadata": {}})),
+            None
+        ));
 
         let not_in = LabelSelector::from_json(&json!({"matchExpressions": [
             {"key": "env", "operator": "NotIn", "values": ["prod"]},
             {"key": "team", "operator": "Exists"},
         ]}))
         .unwrap();
-        assert!(object_selector_matches(&not_in, Some(&obj(json!({"team": "a"}))), None));
+        assert!(object_selector_matches(
+            &not_in,
+            Some(&obj(json!({"team": "a"}))),
+            None
+        ));
         assert!(!object_selector_matches(
             &not_in,
             Some(&obj(json!({"team": "a", "env": "prod"}))),
             None
         ));
-        assert!(!object_selector_matches(&not_in, Some(&obj(json!({}))), None));
+        assert!(!object_selector_matches(
+            &not_in,
+            Some(&obj(json!({}))),
+            None
+        ));
 
         let everything = LabelSelector::from_json(&json!({})).unwrap();
         assert!(object_selector_matches(&everything, None, None));

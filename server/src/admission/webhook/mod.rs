@@ -219,9 +219,7 @@ impl Webhooks {
                 version: None,
                 kind: info.kind.to_string(),
             });
-        } else if hook.equivalent
-            && hook.rules.iter().any(|r| r.matches_except_version(&target))
-        {
+        } else if hook.equivalent && hook.rules.iter().any(|r| r.matches_except_version(&target)) {
             invocation = self.equivalent(hook, &target);
         }
         let Some(invocation) = invocation else {
@@ -321,7 +319,7 @@ impl Webhooks {
             Ok(c) => c,
             Err(e) => return self.condition_failed(attrs, hook, e),
         };
-        let (obj, old) = (
+        let (sent_obj, sent_old) = (
             converted(obj, attrs, invocation),
             converted(old, attrs, invocation),
         );
@@ -333,8 +331,8 @@ impl Webhooks {
             &subject(attrs, invocation),
         ));
         let vars = [
-            ("object", obj.as_ref().unwrap_or(&null)),
-            ("oldObject", old.as_ref().unwrap_or(&null)),
+            ("object", sent_obj.as_ref().or(obj).unwrap_or(&null)),
+            ("oldObject", sent_old.as_ref().or(old).unwrap_or(&null)),
             ("request", &request),
         ];
         let mut errors = Vec::new();
@@ -376,9 +374,15 @@ impl Webhooks {
     ) -> Result<bool, ApiError> {
         let hook = &invocation.hook;
         let sent = converted(Some(obj), attrs, invocation);
-        let old = converted(old, attrs, invocation);
+        let sent_old = converted(old, attrs, invocation);
         let verdict = match self
-            .call(attrs, invocation, true, sent.as_ref(), old.as_ref())
+            .call(
+                attrs,
+                invocation,
+                true,
+                Some(sent.as_ref().unwrap_or(obj)),
+                sent_old.as_ref().or(old),
+            )
             .await
         {
             Ok(v) => v,
@@ -417,10 +421,16 @@ impl Webhooks {
         obj: Option<&Value>,
         old: Option<&Value>,
     ) -> Result<(), ApiError> {
-        let obj = converted(obj, attrs, invocation);
-        let old = converted(old, attrs, invocation);
+        let sent_obj = converted(obj, attrs, invocation);
+        let sent_old = converted(old, attrs, invocation);
         match self
-            .call(attrs, invocation, false, obj.as_ref(), old.as_ref())
+            .call(
+                attrs,
+                invocation,
+                false,
+                sent_obj.as_ref().or(obj),
+                sent_old.as_ref().or(old),
+            )
             .await
         {
             Ok(_) => Ok(()),
@@ -462,7 +472,8 @@ impl Webhooks {
             .as_ref()
             .map_err(|e| Failure::Calling(format!("could not get REST client: {e}")))?;
         let uid = uuid::Uuid::new_v4().to_string();
-        let request = review::request_fields(&uid, attrs.user, attrs.req, &subject(attrs, invocation));
+        let request =
+            review::request_fields(&uid, attrs.user, attrs.req, &subject(attrs, invocation));
         let body = serde_json::to_vec(&review::review(request, obj, old))
             .map_err(|e| Failure::Calling(format!("could not create admission objects: {e}")))?;
         let answer = endpoint
@@ -528,8 +539,8 @@ fn subject<'a>(attrs: &'a Attributes<'a>, invocation: &'a Invocation) -> Subject
     }
 }
 
-/// The object in the version the webhook is sent (`None` when it is the request's
-/// own, so that nothing is copied).
+/// The object in the version the webhook is sent, when that is not the request's own
+/// (`None` then, so that nothing is copied: send the object itself).
 fn converted(
     obj: Option<&Value>,
     attrs: &Attributes<'_>,
@@ -573,5 +584,89 @@ fn internal(error: &str) -> ApiError {
         reason: "InternalError",
         message: format!("Internal error occurred: {error}"),
         details: Some(json!({"causes": [{"message": error}]})),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::Operation;
+    use crate::registry::test_support::widget_info;
+
+    fn hook(policy: &str) -> Hook {
+        Hook::from_json(
+            "cfg",
+            &json!({"name": "w.kapi.test", "failurePolicy": policy}),
+        )
+    }
+
+    #[test]
+    fn failure_policy_decides_call_errors_only() {
+        let e = failed(
+            &hook("Fail"),
+            Failure::Calling("failed to call webhook: x".into()),
+        )
+        .unwrap_err();
+        assert_eq!(e.code, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(e.reason, "InternalError");
+        assert_eq!(
+            e.message,
+            "Internal error occurred: failed calling webhook \"w.kapi.test\": failed to call webhook: x"
+        );
+        assert_eq!(
+            e.details.unwrap()["causes"][0]["message"],
+            "failed calling webhook \"w.kapi.test\": failed to call webhook: x"
+        );
+        assert!(failed(&hook("Ignore"), Failure::Calling("x".into())).is_ok());
+        // A refusal stands whatever the policy.
+        let refusal = ApiError::bad_request("no");
+        assert_eq!(
+            failed(&hook("Ignore"), Failure::Refused(refusal.clone())),
+            Err(refusal)
+        );
+    }
+
+    #[test]
+    fn namespaces_carry_their_own_name_and_equivalent_versions_convert() {
+        let user = UserInfo::new("jane", &[]);
+        let info = widget_info("v2");
+        let req = AdmissionRequest {
+            operation: Operation::Create,
+            info: &info,
+            subresource: "",
+            namespace: Some("ns"),
+            name: "w",
+            dry_run: false,
+        };
+        let attrs = attributes(&user, &req);
+        assert_eq!(attrs.namespace, "ns");
+        let invocation = Invocation {
+            hook: Arc::new(hook("Fail")),
+            version: Some("v1".into()),
+            kind: "Widget".into(),
+        };
+        let obj = json!({"apiVersion": "example.kapi.dev/v2", "kind": "Widget"});
+        let sent = converted(Some(&obj), &attrs, &invocation).unwrap();
+        assert_eq!(sent["apiVersion"], "example.kapi.dev/v1");
+        let s = subject(&attrs, &invocation);
+        assert_eq!(s.resource.version, "v1");
+        assert_eq!(s.request_resource.version, "v2");
+        assert_eq!(s.kind.name, "Widget");
+        let same = Invocation {
+            version: None,
+            ..invocation
+        };
+        assert!(converted(Some(&obj), &attrs, &same).is_none());
+
+        let mut ns_info = widget_info("v1");
+        ns_info.group = "".into();
+        ns_info.plural = "namespaces".into();
+        let ns_req = AdmissionRequest {
+            info: &ns_info,
+            namespace: None,
+            name: "team-a",
+            ..req
+        };
+        assert_eq!(attributes(&user, &ns_req).namespace, "team-a");
     }
 }

@@ -186,7 +186,12 @@ pub fn verify(uid: &str, mutating: bool, body: &[u8]) -> Result<Verdict, String>
         patch_type,
         warnings: response["warnings"]
             .as_array()
-            .map(|w| w.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .map(|w| {
+                w.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
             .unwrap_or_default(),
     })
 }
@@ -416,8 +421,12 @@ mod tests {
             "validating webhook may not return response.patch"
         );
         assert_eq!(
-            verify("u1", false, &response("u1", json!({"patchType": "JSONPatch"})))
-                .unwrap_err(),
+            verify(
+                "u1",
+                false,
+                &response("u1", json!({"patchType": "JSONPatch"}))
+            )
+            .unwrap_err(),
             "validating webhook may not return response.patchType"
         );
         assert_eq!(
@@ -425,8 +434,12 @@ mod tests {
             "webhook returned response.patch but not response.patchType"
         );
         assert_eq!(
-            verify("u1", true, &response("u1", json!({"patchType": "JSONPatch"})))
-                .unwrap_err(),
+            verify(
+                "u1",
+                true,
+                &response("u1", json!({"patchType": "JSONPatch"}))
+            )
+            .unwrap_err(),
             "webhook returned response.patchType but not response.patch"
         );
         let v = verify(
@@ -470,7 +483,10 @@ mod tests {
         let e = denial("w", Some(&json!({"code": 200, "reason": "Invalid"})));
         assert_eq!(e.code, StatusCode::BAD_REQUEST);
         assert_eq!(e.reason, "Invalid");
-        assert_eq!(e.message, "admission webhook \"w\" denied the request: Invalid");
+        assert_eq!(
+            e.message,
+            "admission webhook \"w\" denied the request: Invalid"
+        );
         let e = denial("w", None);
         assert_eq!(e.code, StatusCode::BAD_REQUEST);
         assert_eq!(e.reason, "");
@@ -480,8 +496,10 @@ mod tests {
         );
         let e = denial(
             "w",
-            Some(&json!({"code": 422, "reason": "PolicyViolation", "message": "m",
-                "details": {"causes": [{"field": "spec"}]}})),
+            Some(
+                &json!({"code": 422, "reason": "PolicyViolation", "message": "m",
+                "details": {"causes": [{"field": "spec"}]}}),
+            ),
         );
         assert_eq!(e.code, StatusCode::UNPROCESSABLE_ENTITY);
         assert_eq!(e.reason, "");
