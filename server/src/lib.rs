@@ -32,6 +32,7 @@
 //!     service_ranges: Default::default(),
 //!     event_ttl: std::time::Duration::from_secs(3600),
 //!     security: Default::default(),
+//!     leader_election: None,
 //! };
 //! serve(config, resources, shutdown_signal()).await
 //! # }
@@ -52,6 +53,7 @@ pub mod endpoints;
 pub mod generated;
 pub mod hooks;
 pub mod kubeconfig;
+pub mod leader_election;
 pub mod limits;
 pub mod metrics;
 pub mod openapi;

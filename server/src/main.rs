@@ -59,7 +59,28 @@ enum Command {
         /// An `EncryptionConfiguration` file: encrypt the resources it names at rest.
         #[arg(long)]
         encryption_provider_config: Option<PathBuf>,
+        #[command(flatten)]
+        leader_election: LeaderElectionFlags,
     },
+}
+
+/// Leader election among replicas, named as kube-controller-manager's flags.
+#[derive(clap::Args)]
+struct LeaderElectionFlags {
+    /// Run the controllers and compaction only in the replica holding the
+    /// `kube-system/kapi-controllers` Lease. Default: on with `--etcd-servers` (where
+    /// several replicas may share the store), off on the embedded store.
+    #[arg(long)]
+    leader_elect: Option<bool>,
+    /// How long a Lease that is not renewed stays held.
+    #[arg(long, default_value = "15s", value_parser = kapi_server::compactor::parse_duration)]
+    leader_elect_lease_duration: std::time::Duration,
+    /// How long the leader keeps leading without renewing; under the lease duration.
+    #[arg(long, default_value = "10s", value_parser = kapi_server::compactor::parse_duration)]
+    leader_elect_renew_deadline: std::time::Duration,
+    /// How often the leader renews and candidates try.
+    #[arg(long, default_value = "2s", value_parser = kapi_server::compactor::parse_duration)]
+    leader_elect_retry_period: std::time::Duration,
 }
 
 /// TLS, authentication and authorization flags, named as kube-apiserver's.
@@ -144,7 +165,22 @@ fn main() -> std::process::ExitCode {
         event_ttl,
         security,
         encryption_provider_config,
+        leader_election,
     } = command;
+    let timings = kapi_server::leader_election::Timings {
+        lease_duration: leader_election.leader_elect_lease_duration,
+        renew_deadline: leader_election.leader_elect_renew_deadline,
+        retry_period: leader_election.leader_elect_retry_period,
+    };
+    let elect = leader_election
+        .leader_elect
+        .unwrap_or(!etcd_servers.is_empty());
+    if elect {
+        if let Err(e) = timings.check() {
+            eprintln!("kapi: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    }
     let mut resources = Resources::new();
     kapi_server::generated::register(&mut resources);
     let config = ServeConfig {
@@ -181,6 +217,7 @@ fn main() -> std::process::ExitCode {
                 max_body_bytes: security.max_request_body_bytes,
             },
         },
+        leader_election: elect.then_some(timings),
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -84,6 +84,9 @@ pub struct Metrics {
     pub long_running: Family<WatchLabels, Gauge>,
     /// `kapi_storage_operation_duration_seconds`.
     pub storage_duration: HistogramFamily<StorageLabels>,
+    /// `leader_election_master_status`: 1 while this replica holds the controllers'
+    /// Lease (client-go's metric).
+    pub leader: Gauge,
 }
 
 impl Metrics {
@@ -115,12 +118,19 @@ impl Metrics {
             "Storage operation latency distribution in seconds for each operation",
             storage_duration.clone(),
         );
+        let leader = Gauge::default();
+        registry.register(
+            "leader_election_master_status",
+            "Whether this replica leads: 1 while it holds the controllers' Lease, 0 otherwise",
+            leader.clone(),
+        );
         Self {
             registry,
             requests,
             request_duration,
             long_running,
             storage_duration,
+            leader,
         }
     }
 

@@ -48,6 +48,9 @@ pub struct ServeConfig {
     pub event_ttl: Duration,
     /// TLS, authentication and authorization.
     pub security: SecurityConfig,
+    /// Leader election among replicas for the controllers and compaction (`None`: they
+    /// run in this process unconditionally, as with a single replica).
+    pub leader_election: Option<crate::leader_election::Timings>,
 }
 
 /// The issuer of ServiceAccount tokens when `--service-account-issuer` is not given
@@ -260,14 +263,32 @@ pub async fn serve(
         auditor: auditor(security)?,
     });
     let acceptor = tls.map(|t| tokio_rustls::TlsAcceptor::from(t.config));
-    let controllers = crate::controllers::start(registry.clone(), api.shutdown.clone());
-    let compactor = config.compaction_interval.map(|interval| {
-        tokio::spawn(crate::compactor::run(
-            storage.clone(),
-            interval,
-            api.shutdown.clone(),
-        ))
-    });
+    let background = {
+        let (work_registry, storage) = (registry.clone(), storage.clone());
+        let compaction = config.compaction_interval;
+        // What runs once in a cluster of replicas: the controllers and compaction.
+        let work = move |stop: watch::Receiver<bool>| {
+            let (registry, storage) = (work_registry.clone(), storage.clone());
+            async move {
+                let compactor = async {
+                    if let Some(interval) = compaction {
+                        crate::compactor::run(storage, interval, stop.clone()).await;
+                    }
+                };
+                tokio::join!(crate::controllers::run(registry, stop.clone()), compactor);
+            }
+        };
+        match config.leader_election {
+            Some(timings) => tokio::spawn(crate::leader_election::run(
+                registry.clone(),
+                crate::leader_election::identity(),
+                timings,
+                api.shutdown.clone(),
+                work,
+            )),
+            None => tokio::spawn(work(api.shutdown.clone())),
+        }
+    };
     tracing::info!(url = %url, kubeconfig = %kubeconfig_path.display(), "kapi is ready");
 
     let builder = auto::Builder::new(TokioExecutor::new());
@@ -348,13 +369,17 @@ pub async fn serve(
     {
         tracing::warn!("requests still running after 30s; closing anyway");
     }
-    controllers.abort();
+    // A leader gives its Lease up on the way out.
+    let background_abort = background.abort_handle();
+    if tokio::time::timeout(Duration::from_secs(5), background)
+        .await
+        .is_err()
+    {
+        background_abort.abort();
+    }
     crd_controller.abort();
     policy_task.abort();
     webhooks_task.abort();
-    if let Some(c) = compactor {
-        c.abort();
-    }
     registry.close().await;
     if let Some(auditor) = &api.auditor {
         auditor.log().close();

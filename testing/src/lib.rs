@@ -4,6 +4,7 @@
 //!
 //! - [`EtcdProcess`]: a real `etcd` (Debian's `etcd-server` package) on free loopback
 //!   ports with a throwaway data directory, killed and removed when dropped;
+//! - [`EtcdCluster`]: several etcd members on loopback, for replicas and fault tests;
 //! - [`testdata_dir`]: where the shared test data lives;
 //! - [`yaml_documents`]: every document of a YAML file (a CRD file, a manifest) as JSON;
 //! - [`bench`]: medians, quantiles and the result table of the benchmark binaries.
@@ -142,23 +143,8 @@ impl EtcdProcess {
         self.data_dir.path()
     }
 
-    /// Asks etcd's `/health` endpoint over plain HTTP/1.0.
     fn is_healthy(&self) -> bool {
-        let Ok(mut stream) = TcpStream::connect_timeout(&self.client_addr, POLL_INTERVAL * 4)
-        else {
-            return false;
-        };
-        let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
-        let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
-        if stream
-            .write_all(b"GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
-            .is_err()
-        {
-            return false;
-        }
-        let mut response = String::new();
-        let _ = stream.read_to_string(&mut response);
-        response.starts_with("HTTP/1.") && response.contains("\"health\":\"true\"")
+        is_healthy(self.client_addr)
     }
 }
 
@@ -319,4 +305,293 @@ mod tests {
         assert!(TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err());
         assert!(!data.exists());
     }
+}
+
+/// A running etcd cluster of several members on loopback ports, as the scale-out and
+/// fault tests need: members can be killed (SIGKILL), restarted on their data, paused
+/// (SIGSTOP) and resumed. Dropping it kills every member and deletes their data.
+#[derive(Debug)]
+pub struct EtcdCluster {
+    members: Vec<EtcdMember>,
+    initial_cluster: String,
+    binary: PathBuf,
+    dir: tempfile::TempDir,
+}
+
+#[derive(Debug)]
+struct EtcdMember {
+    name: String,
+    client_addr: SocketAddr,
+    peer_url: String,
+    child: Option<Child>,
+}
+
+impl EtcdCluster {
+    /// Starts `size` members on free `127.0.0.1` ports and waits (at most 30 seconds)
+    /// until every one reports healthy, which needs an elected leader.
+    ///
+    /// # Panics
+    ///
+    /// As [`EtcdProcess::start`] does, with the logs of the members.
+    pub fn start(size: usize) -> Self {
+        let binary = etcd_binary();
+        let dir = tempfile::Builder::new()
+            .prefix("kapi-etcd-cluster-")
+            .tempdir()
+            .expect("cannot create a temporary directory for etcd");
+        let ports: Vec<TcpListener> = (0..size * 2)
+            .map(|_| TcpListener::bind("127.0.0.1:0").expect("cannot bind a loopback port"))
+            .collect();
+        let port = |i: usize| ports[i].local_addr().expect("bound").port();
+        let members: Vec<EtcdMember> = (0..size)
+            .map(|i| EtcdMember {
+                name: format!("m{i}"),
+                client_addr: SocketAddr::from(([127, 0, 0, 1], port(2 * i))),
+                peer_url: format!("http://127.0.0.1:{}", port(2 * i + 1)),
+                child: None,
+            })
+            .collect();
+        drop(ports);
+        let initial_cluster = members
+            .iter()
+            .map(|m| format!("{}={}", m.name, m.peer_url))
+            .collect::<Vec<_>>()
+            .join(",");
+        let mut cluster = Self {
+            members,
+            initial_cluster,
+            binary,
+            dir,
+        };
+        for i in 0..size {
+            cluster.spawn(i);
+        }
+        for i in 0..size {
+            cluster.wait_healthy(i);
+        }
+        cluster
+    }
+
+    fn spawn(&mut self, i: usize) {
+        let member = &self.members[i];
+        let data = self.dir.path().join(&member.name);
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.path().join(format!("{}.log", member.name)))
+            .expect("cannot open an etcd log file");
+        let client_url = format!("http://{}", member.client_addr);
+        let child = Command::new(&self.binary)
+            .arg(format!("--name={}", member.name))
+            .arg(format!("--data-dir={}", data.display()))
+            .arg(format!("--listen-client-urls={client_url}"))
+            .arg(format!("--advertise-client-urls={client_url}"))
+            .arg(format!("--listen-peer-urls={}", member.peer_url))
+            .arg(format!("--initial-advertise-peer-urls={}", member.peer_url))
+            .arg(format!("--initial-cluster={}", self.initial_cluster))
+            .arg("--initial-cluster-token=kapi-test")
+            .arg("--initial-cluster-state=new")
+            .arg("--logger=zap")
+            .arg("--log-outputs=stderr")
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("cannot share an etcd log file"))
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.binary.display()));
+        self.members[i].child = Some(child);
+    }
+
+    fn wait_healthy(&mut self, i: usize) {
+        let deadline = Instant::now() + START_TIMEOUT;
+        loop {
+            let exited = self.members[i]
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten());
+            if let Some(status) = exited {
+                panic!(
+                    "etcd member {} exited with {status}:\n{}",
+                    self.members[i].name,
+                    self.log(i)
+                );
+            }
+            if is_healthy(self.members[i].client_addr) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "etcd member {} not healthy after {START_TIMEOUT:?}:\n{}",
+                self.members[i].name,
+                self.log(i)
+            );
+            std::thread::sleep(POLL_INTERVAL);
+        }
+    }
+
+    /// How many members the cluster has.
+    pub fn size(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Every member's client URL, comma-separated (`--etcd-servers`).
+    pub fn endpoints(&self) -> String {
+        (0..self.size())
+            .map(|i| self.endpoint(i))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// Member `i`'s client URL.
+    pub fn endpoint(&self, i: usize) -> String {
+        format!("http://{}", self.members[i].client_addr)
+    }
+
+    /// Member `i`'s process id, if it runs.
+    pub fn pid(&self, i: usize) -> Option<u32> {
+        self.members[i].child.as_ref().map(Child::id)
+    }
+
+    /// Member `i`'s log so far (its last lines).
+    pub fn log(&self, i: usize) -> String {
+        read_log(
+            &self
+                .dir
+                .path()
+                .join(format!("{}.log", self.members[i].name)),
+        )
+    }
+
+    /// Kills member `i` with SIGKILL and waits for it to exit.
+    pub fn kill(&mut self, i: usize) {
+        if let Some(mut child) = self.members[i].child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts member `i` again on its data (after [`EtcdCluster::kill`]) and waits
+    /// until it is healthy.
+    pub fn restart(&mut self, i: usize) {
+        self.kill(i);
+        self.spawn(i);
+        self.wait_healthy(i);
+    }
+
+    /// Freezes member `i` with SIGSTOP.
+    pub fn pause(&self, i: usize) {
+        self.signal(i, "STOP");
+    }
+
+    /// Thaws member `i` with SIGCONT.
+    pub fn resume(&self, i: usize) {
+        self.signal(i, "CONT");
+    }
+
+    fn signal(&self, i: usize, signal: &str) {
+        let pid = self.pid(i).expect("the member runs");
+        let status = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(pid.to_string())
+            .status()
+            .expect("running kill");
+        assert!(status.success(), "kill -{signal} {pid} failed");
+    }
+
+    /// The index of the member that is the Raft leader now, as the running members
+    /// report it (`/v3/maintenance/status`); `None` while there is none.
+    pub fn leader(&self) -> Option<usize> {
+        let mut leader_id = None;
+        let mut ids = Vec::new();
+        for member in &self.members {
+            let status = member
+                .child
+                .as_ref()
+                .and_then(|_| post_json(member.client_addr, "/v3/maintenance/status", "{}"));
+            let id = status
+                .as_ref()
+                .and_then(|s| s["header"]["member_id"].as_str().map(str::to_string));
+            if let Some(l) = status
+                .as_ref()
+                .and_then(|s| s["leader"].as_str().map(str::to_string))
+            {
+                leader_id = Some(l);
+            }
+            ids.push(id);
+        }
+        let leader_id = leader_id?;
+        ids.iter()
+            .position(|id| id.as_deref() == Some(leader_id.as_str()))
+    }
+
+    /// Waits (at most 30 seconds) until the cluster has a leader; returns it.
+    pub fn wait_leader(&self) -> usize {
+        let deadline = Instant::now() + START_TIMEOUT;
+        loop {
+            if let Some(l) = self.leader() {
+                return l;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no etcd leader after {START_TIMEOUT:?}"
+            );
+            std::thread::sleep(POLL_INTERVAL);
+        }
+    }
+
+    /// Compacts the key-value history up to `revision` through member `i`.
+    pub fn compact(&self, i: usize, revision: i64) -> Option<serde_json::Value> {
+        post_json(
+            self.members[i].client_addr,
+            "/v3/kv/compaction",
+            &format!("{{\"revision\":\"{revision}\",\"physical\":true}}"),
+        )
+    }
+
+    /// Defragments member `i`'s backend (`etcdctl defrag`).
+    pub fn defragment(&self, i: usize) -> Option<serde_json::Value> {
+        post_json(
+            self.members[i].client_addr,
+            "/v3/maintenance/defragment",
+            "{}",
+        )
+    }
+}
+
+impl Drop for EtcdCluster {
+    fn drop(&mut self) {
+        // SIGKILL ends paused members too.
+        for i in 0..self.members.len() {
+            self.kill(i);
+        }
+    }
+}
+
+/// Asks etcd's `/health` endpoint over plain HTTP/1.0.
+fn is_healthy(addr: SocketAddr) -> bool {
+    let Some(response) = http_exchange(addr, "GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+    else {
+        return false;
+    };
+    response.starts_with("HTTP/1.") && response.contains("\"health\":\"true\"")
+}
+
+/// A JSON POST to etcd's gRPC gateway; the answer's body, if it came.
+fn post_json(addr: SocketAddr, path: &str, body: &str) -> Option<serde_json::Value> {
+    let request = format!(
+        "POST {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let response = http_exchange(addr, &request)?;
+    let (_, body) = response.split_once("\r\n\r\n")?;
+    serde_json::from_str(body).ok()
+}
+
+fn http_exchange(addr: SocketAddr, request: &str) -> Option<String> {
+    let mut stream = TcpStream::connect_timeout(&addr, POLL_INTERVAL * 4).ok()?;
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    let _ = stream.set_write_timeout(Some(Duration::from_secs(2)));
+    stream.write_all(request.as_bytes()).ok()?;
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    Some(response)
 }

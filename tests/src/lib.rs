@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-pub use kapi_testing::EtcdProcess;
+pub mod cluster;
+
+pub use kapi_testing::{EtcdCluster, EtcdProcess};
 use serde_json::Value;
 
 /// How long the server may take to become ready.
@@ -172,14 +174,36 @@ impl Kapi {
         let kubeconfig = data_dir.join("kubeconfig");
         let _ = std::fs::remove_file(&kubeconfig);
         let log = data_dir.join("kapi.log");
+        let _ = std::fs::remove_file(&log);
+        let mut kapi = Self {
+            child: None,
+            data_dir,
+            _temp: temp,
+            backend,
+            url: String::new(),
+            log,
+            credentials: None,
+        };
+        kapi.child = Some(kapi.command(args).spawn().expect("starting kapi"));
+        kapi.wait_ready(&kubeconfig);
+        kapi
+    }
+
+    /// The `kapi serve` command of this server, its log appended to.
+    fn command(&self, args: &[&str]) -> Command {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .expect("opening the log file");
         let mut cmd = Command::new(kapi_binary());
         cmd.args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
-            .arg(&data_dir)
+            .arg(&self.data_dir)
             .env("KAPI_LOG", "info,kapi_server=debug")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).expect("creating the log file"));
-        match &backend {
+            .stderr(log);
+        match &self.backend {
             Backend::Etcd(etcd) => {
                 cmd.args(["--etcd-servers", &etcd.endpoint()]);
             }
@@ -189,18 +213,7 @@ impl Kapi {
             Backend::Embedded => {}
         }
         cmd.args(args);
-        let child = cmd.spawn().expect("starting kapi");
-        let mut kapi = Self {
-            child: Some(child),
-            data_dir,
-            _temp: temp,
-            backend,
-            url: String::new(),
-            log,
-            credentials: None,
-        };
-        kapi.wait_ready(&kubeconfig);
-        kapi
+        cmd
     }
 
     fn wait_ready(&mut self, kubeconfig: &Path) {
@@ -284,6 +297,29 @@ impl Kapi {
     /// The backend the server runs on.
     pub fn backend(&self) -> &Backend {
         &self.backend
+    }
+
+    /// The server's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// Kills the server with SIGKILL (no shutdown of any kind) and waits for it.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts a stopped or killed server again on the same data directory, backend
+    /// and `args`, and waits until it is ready.
+    pub fn restart(&mut self, args: &[&str]) {
+        self.kill();
+        let kubeconfig = self.data_dir.join("kubeconfig");
+        let _ = std::fs::remove_file(&kubeconfig);
+        self.child = Some(self.command(args).spawn().expect("starting kapi"));
+        self.wait_ready(&kubeconfig);
     }
 
     /// Sends SIGTERM and waits (bounded) for a clean exit; returns whether it exited 0.

@@ -16,7 +16,6 @@ pub mod service_account;
 use std::sync::Arc;
 
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
 use crate::registry::Registry;
 
@@ -25,15 +24,12 @@ pub(crate) async fn stopped(shutdown: &mut watch::Receiver<bool>) {
     let _ = shutdown.wait_for(|down| *down).await;
 }
 
-/// Starts every built-in controller; they stop when `shutdown` turns true or the
-/// handle is aborted.
-pub fn start(registry: Arc<Registry>, shutdown: watch::Receiver<bool>) -> JoinHandle<()> {
-    tokio::spawn(async move {
-        tokio::join!(
-            namespace::run(registry.clone(), shutdown.clone()),
-            service_account::run(registry.clone(), shutdown.clone()),
-            resource_quota::run(registry.clone(), shutdown.clone()),
-            garbage_collector::run(registry, shutdown),
-        );
-    })
+/// Runs every built-in controller until `shutdown` turns true.
+pub async fn run(registry: Arc<Registry>, shutdown: watch::Receiver<bool>) {
+    tokio::join!(
+        namespace::run(registry.clone(), shutdown.clone()),
+        service_account::run(registry.clone(), shutdown.clone()),
+        resource_quota::run(registry.clone(), shutdown.clone()),
+        garbage_collector::run(registry, shutdown),
+    );
 }
