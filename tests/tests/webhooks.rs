@@ -5,8 +5,8 @@
 //! the user, the object and, on update, the old object; a denial is the client's error
 //! in kube-apiserver's words; a JSONPatch is stored; a webhook that times out or cannot
 //! be reached fails the write with `failurePolicy: Fail` and is skipped with `Ignore`;
-//! `namespaceSelector`, `objectSelector` and the rules' operations choose which writes
-//! a webhook sees; a dry run is refused by a webhook with side effects; a delete can be
+//! `namespaceSelector`, `objectSelector`, `matchConditions` and the rules' operations
+//! choose which writes a webhook sees; a dry run is refused by a webhook with side effects; a delete can be
 //! denied.
 //!
 //! Configurations reach the server through a watch: each one carries a sentinel
@@ -752,6 +752,28 @@ fn selectors_and_operations_choose_the_writes_a_webhook_sees() {
         assert_eq!(r["oldObject"]["data"]["v"], "1");
         assert_eq!(r["object"]["data"]["v"], "2");
         assert_eq!(s.get("case-upd", "r1")["data"]["v"], "1");
+
+        // matchConditions (CEL): only the objects they accept reach the webhook.
+        s.namespace("case-cel", json!({"case": "cel"}));
+        s.configure(
+            VALIDATING,
+            "cel",
+            "case-cel",
+            vec![s.hook(
+                "cel",
+                "conditions.kapi.test",
+                "/deny/cel",
+                json!({"matchConditions": [
+                    {"name": "named", "expression": "object.metadata.name.startsWith('mc-')"},
+                    {"name": "by-admin", "expression": "request.userInfo.username == 'kapi-admin'"},
+                ]}),
+            )],
+        );
+        let (code, body) = s.configmap("case-cel", "mc-1", json!({}));
+        assert_eq!(code, 403, "{body}");
+        let (code, body) = s.configmap("case-cel", "other", json!({}));
+        assert_eq!(code, 201, "{body}");
+        assert!(s.hooks.reviews("/deny/cel", "other").is_empty());
 
         // A validating webhook on DELETE.
         s.namespace("case-del", json!({"case": "del"}));
