@@ -137,8 +137,8 @@ impl Webhooks {
             return Ok(());
         }
         let mut labels = None;
-        // (invocation, whether it asked to be reinvoked) in calling order, and the
-        // position of the last one that changed the object.
+        // The webhooks called, in order, and the position of the last one that changed
+        // the object.
         let mut invoked: Vec<Invocation> = Vec::new();
         let mut last_change = None;
         for hook in &snapshot.mutating {
