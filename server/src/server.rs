@@ -202,11 +202,20 @@ pub async fn serve(
 
     let (policy, mut policy_synced, policy_task) =
         crate::authorization::policy::start(registry.clone(), stop_rx.clone());
+    let (webhooks, mut webhooks_synced, webhooks_task) =
+        crate::admission::webhook::start(registry.clone(), stop_rx.clone());
     if tokio::time::timeout(Duration::from_secs(60), policy_synced.wait_for(|s| *s))
         .await
         .is_err()
     {
         tracing::warn!("the RBAC policy was not read in 60s; starting anyway");
+    }
+    // Writes must not slip past webhooks that are configured but not read yet.
+    if tokio::time::timeout(Duration::from_secs(60), webhooks_synced.wait_for(|s| *s))
+        .await
+        .is_err()
+    {
+        tracing::warn!("the webhook configurations were not read in 60s; starting anyway");
     }
 
     let listener = TcpListener::bind(config.listen)
@@ -247,6 +256,7 @@ pub async fn serve(
         admission: Arc::new(crate::admission::Plugins {
             registry: registry.clone(),
             authorizer,
+            webhooks: Some(webhooks),
         }),
         insecure: tls.is_none(),
         limits: crate::limits::Limits::new(security.limits.clone()),
@@ -369,6 +379,7 @@ pub async fn serve(
     }
     crd_controller.abort();
     policy_task.abort();
+    webhooks_task.abort();
     registry.close().await;
     if let Some(auditor) = &api.auditor {
         auditor.log().close();

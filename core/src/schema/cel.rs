@@ -209,6 +209,51 @@ impl CompiledRule {
     }
 }
 
+/// A boolean CEL expression over named JSON variables, in the same environment as the
+/// schema rules: admission webhooks' `matchConditions` (`object`, `oldObject`,
+/// `request`).
+#[derive(Clone, Debug)]
+pub struct Expression {
+    program: Arc<Program>,
+}
+
+impl Expression {
+    /// Compiles `src`; only the `variables` named may be referred to, so that a typo is
+    /// an error here rather than on every evaluation.
+    pub fn compile(src: &str, variables: &[&str]) -> Result<Self, String> {
+        let program = compile_one(src)?;
+        let refs = program.references();
+        let mut unknown: Vec<&str> = refs
+            .variables()
+            .into_iter()
+            .filter(|v| !variables.contains(v))
+            .collect();
+        unknown.sort_unstable();
+        if let Some(v) = unknown.first() {
+            return Err(format!("undeclared reference to '{v}'"));
+        }
+        Ok(Self {
+            program: Arc::new(program),
+        })
+    }
+
+    /// Evaluates the expression with each `(name, value)` bound; it must give a bool.
+    pub fn eval_bool(&self, variables: &[(&str, &Json)]) -> Result<bool, String> {
+        let mut ctx = Context::with_env(Arc::clone(&ENV));
+        for (name, value) in variables {
+            ctx.add_variable_from_value(*name, json_to_cel(value));
+        }
+        match self.program.execute(&ctx) {
+            Ok(Value::Bool(b)) => Ok(b),
+            Ok(other) => Err(format!(
+                "expression did not evaluate to a bool but to {}",
+                other.type_of()
+            )),
+            Err(e) => Err(error_text(&e)),
+        }
+    }
+}
+
 fn compile_one(src: &str) -> Result<Program, String> {
     if src.trim().is_empty() {
         return Err("rule must not be empty".to_string());
@@ -542,6 +587,35 @@ fn is_url<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Execution
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn expressions_over_named_variables() {
+        let obj = serde_json::json!({"metadata": {"name": "a", "labels": {"x": "1"}}});
+        let e = Expression::compile(
+            "object.metadata.name == 'a' && request.operation == 'CREATE'",
+            &["object", "request"],
+        )
+        .unwrap();
+        let create = serde_json::json!({"operation": "CREATE"});
+        let update = serde_json::json!({"operation": "UPDATE"});
+        assert_eq!(
+            e.eval_bool(&[("object", &obj), ("request", &create)]),
+            Ok(true)
+        );
+        assert_eq!(
+            e.eval_bool(&[("object", &obj), ("request", &update)]),
+            Ok(false)
+        );
+        assert!(
+            Expression::compile("authorizer.allowed()", &["object"])
+                .unwrap_err()
+                .contains("undeclared reference")
+        );
+        let not_bool = Expression::compile("object.metadata.name", &["object"]).unwrap();
+        assert!(not_bool.eval_bool(&[("object", &obj)]).is_err());
+        let missing = Expression::compile("object.spec.x == 1", &["object"]).unwrap();
+        assert!(missing.eval_bool(&[("object", &obj)]).is_err());
+    }
+
     use super::*;
     use serde_json::json;
 

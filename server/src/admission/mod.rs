@@ -2,8 +2,8 @@
 //! before it is stored, knowing who asks. kube-apiserver's chain, in its order:
 //!
 //! - mutating: [`service_account`] (a Pod's account and its token volume), then the
-//!   mutating webhooks;
-//! - validating: RBAC's [`escalation`] prevention, then the validating webhooks, then
+//!   mutating [`webhook`]s;
+//! - validating: RBAC's [`escalation`] prevention, then the validating [`webhook`]s, then
 //!   [`resource_quota`] last, so that a write another step refuses charges no quota.
 //!
 //! NamespaceLifecycle, and the schema's validation and CEL rules, run in the registry's
@@ -12,6 +12,7 @@
 pub mod escalation;
 pub mod resource_quota;
 pub mod service_account;
+pub mod webhook;
 
 use std::sync::Arc;
 
@@ -28,6 +29,8 @@ pub struct Plugins {
     pub registry: Arc<Registry>,
     /// The authorizer, for escalation checks.
     pub authorizer: Authorizer,
+    /// The admission webhooks of the stored configurations, if they are called.
+    pub webhooks: Option<Arc<webhook::Webhooks>>,
 }
 
 /// The admission checks of one request, carried to the registry in the request's
@@ -53,11 +56,14 @@ impl Admission for Chain {
         &self,
         request: &AdmissionRequest<'_>,
         obj: &mut Value,
-        _old: Option<&Value>,
+        old: Option<&Value>,
     ) -> Result<(), ApiError> {
         let plugins = &self.plugins;
         if service_account::handles(request) {
             service_account::admit(&plugins.registry, request, obj).await?;
+        }
+        if let Some(webhooks) = &plugins.webhooks {
+            webhooks.admit(&self.user, request, obj, old).await?;
         }
         Ok(())
     }
@@ -78,6 +84,9 @@ impl Admission for Chain {
                 new,
                 old,
             )?;
+        }
+        if let Some(webhooks) = &plugins.webhooks {
+            webhooks.validate(&self.user, request, obj, old).await?;
         }
         if request.operation == Operation::Create {
             resource_quota::charge(&plugins.registry, request).await?;

@@ -1,0 +1,365 @@
+//! The webhook configurations as stored, kept in memory by watching
+//! `mutatingwebhookconfigurations` and `validatingwebhookconfigurations` (kube-apiserver
+//! reads them from informers the same way), each webhook read once into a [`Hook`]:
+//! selectors parsed, match conditions compiled, the TLS client configured.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use kapi_core::schema::cel::Expression;
+use kapi_core::selector::LabelSelector;
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+use super::client::Endpoint;
+use super::matching::Rule;
+use crate::registry::watch::WatchEventType;
+use crate::registry::{Registry, WatchOptions};
+
+const GROUP: &str = "admissionregistration.k8s.io";
+const MUTATING: &str = "mutatingwebhookconfigurations";
+const VALIDATING: &str = "validatingwebhookconfigurations";
+
+/// kube-apiserver's default `timeoutSeconds`, and the largest it accepts.
+const DEFAULT_TIMEOUT: u64 = 10;
+const MAX_TIMEOUT: u64 = 30;
+
+/// The variables a match condition may use. kube also offers `authorizer`, which kapi
+/// does not: a condition using it does not compile, an error `failurePolicy` decides.
+pub const CONDITION_VARIABLES: [&str; 3] = ["object", "oldObject", "request"];
+
+/// One webhook of a configuration, ready to be matched and called.
+#[derive(Debug)]
+pub struct Hook {
+    /// The configuration's name.
+    pub configuration: String,
+    /// The webhook's name (what messages quote).
+    pub name: String,
+    /// `rules`.
+    pub rules: Vec<Rule>,
+    /// `failurePolicy: Ignore` (the default is `Fail`).
+    pub ignore_failures: bool,
+    /// `matchPolicy: Equivalent` (the default); `Exact` otherwise.
+    pub equivalent: bool,
+    /// `namespaceSelector` (an error is the selector's, reported when the rules match).
+    pub namespace_selector: Result<LabelSelector, String>,
+    /// `objectSelector`.
+    pub object_selector: Result<LabelSelector, String>,
+    /// `sideEffects` (`None` when missing, which a dry run refuses).
+    pub side_effects: Option<String>,
+    /// `timeoutSeconds` (default 10, at most 30).
+    pub timeout: Duration,
+    /// `admissionReviewVersions` lists `v1`, the only version kapi sends.
+    pub accepts_v1: bool,
+    /// Where to call, or why it cannot be called.
+    pub endpoint: Result<Endpoint, String>,
+    /// `matchConditions` by name, compiled (or why one does not compile).
+    pub match_conditions: Result<Vec<(String, Expression)>, String>,
+    /// `reinvocationPolicy: IfNeeded` (mutating webhooks).
+    pub reinvoke: bool,
+}
+
+impl Hook {
+    /// Reads webhook `w` of configuration `configuration`.
+    pub fn from_json(configuration: &str, w: &Value) -> Self {
+        let selector = |v: &Value| LabelSelector::from_json(v).map_err(|e| e.to_string());
+        let timeout = w["timeoutSeconds"]
+            .as_u64()
+            .unwrap_or(DEFAULT_TIMEOUT)
+            .clamp(1, MAX_TIMEOUT);
+        let match_conditions = w["matchConditions"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .map(|c| {
+                let name = c["name"].as_str().unwrap_or_default().to_string();
+                Expression::compile(
+                    c["expression"].as_str().unwrap_or_default(),
+                    &CONDITION_VARIABLES,
+                )
+                .map(|e| (name.clone(), e))
+                .map_err(|e| format!("matchCondition {name:?} does not compile: {e}"))
+            })
+            .collect();
+        Self {
+            configuration: configuration.to_string(),
+            name: w["name"].as_str().unwrap_or_default().to_string(),
+            rules: w["rules"]
+                .as_array()
+                .map(|rules| rules.iter().map(Rule::from_json).collect())
+                .unwrap_or_default(),
+            ignore_failures: w["failurePolicy"] == "Ignore",
+            equivalent: w["matchPolicy"] != "Exact",
+            namespace_selector: selector(&w["namespaceSelector"]),
+            object_selector: selector(&w["objectSelector"]),
+            side_effects: w["sideEffects"].as_str().map(str::to_string),
+            timeout: Duration::from_secs(timeout),
+            accepts_v1: w["admissionReviewVersions"]
+                .as_array()
+                .is_some_and(|v| v.iter().any(|v| v == "v1")),
+            endpoint: Endpoint::from_client_config(&w["clientConfig"]),
+            match_conditions,
+            reinvoke: w["reinvocationPolicy"] == "IfNeeded",
+        }
+    }
+}
+
+/// Every webhook in calling order: configurations by name, webhooks in their order.
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    /// Mutating webhooks.
+    pub mutating: Vec<Arc<Hook>>,
+    /// Validating webhooks.
+    pub validating: Vec<Arc<Hook>>,
+}
+
+/// The configurations the dispatcher reads: the latest complete snapshot.
+#[derive(Default)]
+pub struct LiveConfigurations {
+    snapshot: RwLock<Arc<Snapshot>>,
+}
+
+impl LiveConfigurations {
+    /// The current webhooks.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.snapshot
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn publish(&self, snapshot: Snapshot) {
+        *self.snapshot.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(snapshot);
+    }
+}
+
+/// The stored configurations of both kinds, by name.
+#[derive(Default)]
+struct Stored {
+    mutating: BTreeMap<String, Vec<Arc<Hook>>>,
+    validating: BTreeMap<String, Vec<Arc<Hook>>>,
+}
+
+impl Stored {
+    fn apply(&mut self, kind: &str, type_: WatchEventType, object: &Value) {
+        let name = object["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let map = if kind == MUTATING {
+            &mut self.mutating
+        } else {
+            &mut self.validating
+        };
+        if type_ == WatchEventType::Deleted {
+            map.remove(&name);
+            return;
+        }
+        let hooks = object["webhooks"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .map(|w| Arc::new(Hook::from_json(&name, w)))
+            .collect();
+        map.insert(name, hooks);
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        let flat = |m: &BTreeMap<String, Vec<Arc<Hook>>>| m.values().flatten().cloned().collect();
+        Snapshot {
+            mutating: flat(&self.mutating),
+            validating: flat(&self.validating),
+        }
+    }
+}
+
+/// Starts watching the configurations; the receiver turns `true` once both kinds'
+/// current objects are in.
+pub fn start(
+    registry: Arc<Registry>,
+    shutdown: watch::Receiver<bool>,
+) -> (
+    Arc<LiveConfigurations>,
+    watch::Receiver<bool>,
+    JoinHandle<()>,
+) {
+    let live = Arc::new(LiveConfigurations::default());
+    let (synced_tx, synced_rx) = watch::channel(false);
+    let task = tokio::spawn(run(registry, live.clone(), synced_tx, shutdown));
+    (live, synced_rx, task)
+}
+
+enum Change {
+    Event(&'static str, WatchEventType, Value),
+    Ended,
+}
+
+async fn run(
+    registry: Arc<Registry>,
+    live: Arc<LiveConfigurations>,
+    synced: watch::Sender<bool>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    loop {
+        // Each round starts from the stored state; a watch that ends (compaction, a
+        // storage outage) starts a new round.
+        let (tx, mut rx) = mpsc::channel(256);
+        let mut watchers = Vec::new();
+        let mut pending: usize = 2;
+        for kind in [MUTATING, VALIDATING] {
+            let Some(store) = registry.get(GROUP, "v1", kind) else {
+                pending -= 1;
+                continue;
+            };
+            let tx = tx.clone();
+            watchers.push(tokio::spawn(async move {
+                let opts = WatchOptions {
+                    send_initial_events: true,
+                    allow_bookmarks: true,
+                    ..WatchOptions::default()
+                };
+                match store.watch(None, &opts).await {
+                    Ok(mut events) => {
+                        while let Some(e) = events.next().await {
+                            if tx
+                                .send(Change::Event(kind, e.type_, e.object))
+                                .await
+                                .is_err()
+                            {
+                                return;
+                            }
+                        }
+                    }
+                    Err(e) => tracing::warn!(kind, error = %e, "watching webhook configurations"),
+                }
+                let _ = tx.send(Change::Ended).await;
+            }));
+        }
+        drop(tx);
+        if pending == 0 {
+            synced.send_if_modified(|s| !std::mem::replace(s, true));
+        }
+        let mut stored = Stored::default();
+        let mut ended = false;
+        while !ended {
+            let first = tokio::select! {
+                c = rx.recv() => c,
+                _ = crate::controllers::stopped(&mut shutdown) => {
+                    watchers.iter().for_each(JoinHandle::abort);
+                    return;
+                }
+            };
+            let Some(first) = first else { break };
+            let mut change = Some(first);
+            // Everything already queued goes into one snapshot.
+            while let Some(c) = change.take().or_else(|| rx.try_recv().ok()) {
+                match c {
+                    Change::Ended => ended = true,
+                    Change::Event(_, WatchEventType::Bookmark, object) => {
+                        if object["metadata"]["annotations"]["k8s.io/initial-events-end"] == "true"
+                        {
+                            pending = pending.saturating_sub(1);
+                        }
+                    }
+                    Change::Event(kind, type_, object) => stored.apply(kind, type_, &object),
+                }
+            }
+            // The first snapshot waits for both kinds: until then the previous round's
+            // (or none) stays.
+            if pending == 0 {
+                live.publish(stored.snapshot());
+                synced.send_if_modified(|s| !std::mem::replace(s, true));
+            }
+        }
+        watchers.iter().for_each(JoinHandle::abort);
+        if *shutdown.borrow() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_and_fields() {
+        let h = Hook::from_json(
+            "cfg",
+            &json!({"name": "w.example.com", "sideEffects": "None",
+                "admissionReviewVersions": ["v1beta1", "v1"],
+                "clientConfig": {"url": "https://127.0.0.1:1/x"},
+                "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                    "resources": ["pods"]}]}),
+        );
+        assert_eq!(h.configuration, "cfg");
+        assert_eq!(h.name, "w.example.com");
+        assert_eq!(h.rules.len(), 1);
+        assert!(!h.ignore_failures);
+        assert!(h.equivalent);
+        assert!(h.namespace_selector.as_ref().unwrap().is_empty());
+        assert!(h.object_selector.as_ref().unwrap().is_empty());
+        assert_eq!(h.side_effects.as_deref(), Some("None"));
+        assert_eq!(h.timeout, Duration::from_secs(10));
+        assert!(h.accepts_v1);
+        assert!(h.endpoint.is_ok());
+        assert!(h.match_conditions.as_ref().unwrap().is_empty());
+        assert!(!h.reinvoke);
+
+        let h = Hook::from_json(
+            "cfg",
+            &json!({"name": "w", "failurePolicy": "Ignore", "matchPolicy": "Exact",
+                "timeoutSeconds": 99, "admissionReviewVersions": ["v1beta1"],
+                "reinvocationPolicy": "IfNeeded",
+                "objectSelector": {"matchExpressions": [{"key": "a", "operator": "Bogus"}]},
+                "clientConfig": {"service": {"namespace": "n", "name": "s"}},
+                "matchConditions": [{"name": "c", "expression": "object.metadata.name == 'x'"}]}),
+        );
+        assert!(h.ignore_failures);
+        assert!(!h.equivalent);
+        assert_eq!(h.timeout, Duration::from_secs(30));
+        assert!(!h.accepts_v1);
+        assert!(h.reinvoke);
+        assert!(h.side_effects.is_none());
+        assert!(h.object_selector.is_err());
+        assert!(h.endpoint.is_err());
+        assert_eq!(h.match_conditions.as_ref().unwrap().len(), 1);
+
+        let h = Hook::from_json(
+            "cfg",
+            &json!({"name": "w", "matchConditions": [
+                {"name": "authz", "expression": "authorizer.group('').allowed()"}]}),
+        );
+        let err = h.match_conditions.unwrap_err();
+        assert!(
+            err.starts_with("matchCondition \"authz\" does not compile"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn snapshot_orders_configurations_by_name() {
+        let config = |name: &str, hooks: &[&str]| {
+            json!({"metadata": {"name": name},
+                "webhooks": hooks.iter().map(|h| json!({"name": h})).collect::<Vec<_>>()})
+        };
+        let mut stored = Stored::default();
+        stored.apply(MUTATING, WatchEventType::Added, &config("b", &["b1", "b2"]));
+        stored.apply(MUTATING, WatchEventType::Added, &config("a", &["a1"]));
+        stored.apply(VALIDATING, WatchEventType::Added, &config("v", &["v1"]));
+        let names = |hooks: &[Arc<Hook>]| hooks.iter().map(|h| h.name.clone()).collect::<Vec<_>>();
+        let s = stored.snapshot();
+        assert_eq!(names(&s.mutating), ["a1", "b1", "b2"]);
+        assert_eq!(names(&s.validating), ["v1"]);
+        stored.apply(MUTATING, WatchEventType::Modified, &config("b", &["b3"]));
+        stored.apply(MUTATING, WatchEventType::Deleted, &config("a", &[]));
+        assert_eq!(names(&stored.snapshot().mutating), ["b3"]);
+    }
+}
