@@ -202,6 +202,21 @@ fn nothing_is_lost_under_faults() {
                         res.code,
                         res.body
                     );
+                    // A re-list, and a watch from it, work.
+                    let (code, list) = cluster.replica(1).request("GET", &collection, JSON, None);
+                    assert_eq!(code, 200, "{list}");
+                    let rv = list["metadata"]["resourceVersion"]
+                        .as_str()
+                        .unwrap_or_default();
+                    let res = cluster.replica(1).exchange(
+                        "GET",
+                        &format!("{collection}?watch=true&resourceVersion={rv}&timeoutSeconds=1"),
+                        JSON,
+                        None,
+                        None,
+                    );
+                    assert_eq!(res.code, 200, "{}", res.body);
+                    assert!(!res.body.contains("ERROR"), "{}", res.body);
                     thread.join().expect("the recording watch")
                 }
                 None => load::replay(&endpoints, 0, &namespace, from),
@@ -240,6 +255,15 @@ fn nothing_is_lost_under_faults() {
                 .iter()
                 .filter(|op| matches!(op.outcome, Outcome::Unknown(_)))
                 .count();
+            let late: Vec<&String> = recorded
+                .errors
+                .iter()
+                .filter(|(t, _)| *t > healed_at)
+                .map(|(_, e)| e)
+                .collect();
+            if !late.is_empty() {
+                eprintln!("{}: errors after healing: {late:?}", fault.name);
+            }
             report.push(format!(
                 "{:<24} seed {seed}: {:>5.0} writes/s before, fault {:?} + healing {:?}, {} ops ({} acked, {} refused, {} unknown of which {} applied), {} changes, {} watched events ({} reconnects, {} re-lists), {} reads, {} errors, last {:?} after healing",
                 fault.name,
