@@ -23,6 +23,7 @@
 //! - [`reference`]: the serialisation reference lists are compared with;
 //! - [`memory`]: kapi's memory per cached object and its restart time;
 //! - [`run`]: the matrix of cells a run measures;
+//! - [`soak`]: the soak run, a paced mixed load on etcd reported per interval;
 //! - [`report`]: the results and their Markdown tables, with ratios to the limits;
 //! - [`goals`]: the targets, each met or not;
 //! - [`chart`]: the SVG charts;
@@ -56,5 +57,6 @@ pub mod reference;
 pub mod report;
 pub mod run;
 pub mod server;
+pub mod soak;
 pub mod stats;
 pub mod targets;

@@ -30,6 +30,61 @@ enum Command {
     /// Runs the whole matrix on every backend, with the limits, memory and restart,
     /// and writes the generated section of BENCHMARKS.md and its SVG charts.
     All(AllArgs),
+    /// The soak run: kapi over etcd at a share of its capacity for a fixed time,
+    /// reporting throughput, p99 latency and memory per interval.
+    Soak(SoakArgs),
+}
+
+#[derive(clap::Args)]
+struct SoakArgs {
+    /// The kapi binary, built with the `etcd` feature [default: beside kapi-bench].
+    #[arg(long)]
+    kapi: Option<PathBuf>,
+    /// Minutes of paced load.
+    #[arg(long, default_value_t = 10.0)]
+    minutes: f64,
+    /// Seconds of the capacity measurement before it.
+    #[arg(long, default_value_t = 20)]
+    capacity_seconds: u64,
+    /// Seconds per reported interval.
+    #[arg(long, default_value_t = 60)]
+    interval_seconds: u64,
+    /// Concurrent writers.
+    #[arg(long, default_value_t = 16)]
+    workers: usize,
+    /// Watchers of the namespace.
+    #[arg(long, default_value_t = 4)]
+    watchers: usize,
+    /// The share of the capacity to run at.
+    #[arg(long, default_value_t = 0.8)]
+    utilisation: f64,
+}
+
+fn soak(args: SoakArgs) -> ExitCode {
+    let kapi = match args.kapi.map_or_else(server::sibling_kapi_binary, Ok) {
+        Ok(kapi) => kapi,
+        Err(e) => return fail(&e),
+    };
+    let config = kapi_bench::soak::SoakConfig {
+        kapi,
+        duration: std::time::Duration::from_secs_f64(args.minutes * 60.0),
+        capacity_time: std::time::Duration::from_secs(args.capacity_seconds),
+        workers: args.workers,
+        watchers: args.watchers,
+        utilisation: args.utilisation,
+        interval: std::time::Duration::from_secs(args.interval_seconds.max(1)),
+    };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => return fail(&format!("a tokio runtime: {e}")),
+    };
+    match runtime.block_on(kapi_bench::soak::run(&config)) {
+        Ok(soaked) => {
+            print!("{}", soaked.markdown());
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e),
+    }
 }
 
 #[derive(clap::Args)]
@@ -187,6 +242,7 @@ fn main() -> ExitCode {
     let (config, all) = match Cli::parse().command {
         Command::Run(args) => (args.matrix.config(false), None),
         Command::All(args) => (args.matrix.config(true), Some((args.out, args.charts))),
+        Command::Soak(args) => return soak(args),
     };
     let config = match config {
         Ok(config) => config,
