@@ -293,7 +293,7 @@ impl Load {
                 endpoints: load.endpoints.clone(),
                 namespace: config.namespace.clone(),
                 keys: config.keys,
-                rng: Rng::new(config.seed ^ (w as u64 + 1) * 7919),
+                rng: Rng::new(config.seed ^ ((w as u64 + 1) * 7919)),
                 replica: w % load.endpoints.len(),
                 started: load.started,
                 ops: load.ops.clone(),

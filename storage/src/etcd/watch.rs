@@ -177,6 +177,43 @@ impl Sequence {
     }
 }
 
+/// An etcd event as a kapi [`Event`].
+fn convert(event: &etcd_client::Event) -> Result<Event, StorageError> {
+    let kv = event.kv().ok_or_else(|| StorageError::Internal {
+        message: "etcd sent a watch event without its key".to_string(),
+        source: None,
+    })?;
+    let key = kv.key_str().map_err(|_| bad_key(kv.key()))?.to_string();
+    let prev_value = event
+        .prev_kv()
+        .map(|prev| Bytes::copy_from_slice(prev.value()));
+    Ok(match event.event_type() {
+        EventType::Put if kv.create_revision() == kv.mod_revision() => Event::new(
+            EventKind::Created,
+            key,
+            kv.mod_revision(),
+            Bytes::copy_from_slice(kv.value()),
+            None,
+        ),
+        EventType::Put => Event::new(
+            EventKind::Modified,
+            key,
+            kv.mod_revision(),
+            Bytes::copy_from_slice(kv.value()),
+            prev_value,
+        ),
+        // etcd's delete event has an empty value; the last one is the previous value
+        // (missing only when that revision was compacted away meanwhile).
+        EventType::Delete => Event::new(
+            EventKind::Deleted,
+            key,
+            kv.mod_revision(),
+            prev_value.clone().unwrap_or_default(),
+            prev_value,
+        ),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,41 +252,4 @@ mod tests {
             })
         ));
     }
-}
-
-/// An etcd event as a kapi [`Event`].
-fn convert(event: &etcd_client::Event) -> Result<Event, StorageError> {
-    let kv = event.kv().ok_or_else(|| StorageError::Internal {
-        message: "etcd sent a watch event without its key".to_string(),
-        source: None,
-    })?;
-    let key = kv.key_str().map_err(|_| bad_key(kv.key()))?.to_string();
-    let prev_value = event
-        .prev_kv()
-        .map(|prev| Bytes::copy_from_slice(prev.value()));
-    Ok(match event.event_type() {
-        EventType::Put if kv.create_revision() == kv.mod_revision() => Event::new(
-            EventKind::Created,
-            key,
-            kv.mod_revision(),
-            Bytes::copy_from_slice(kv.value()),
-            None,
-        ),
-        EventType::Put => Event::new(
-            EventKind::Modified,
-            key,
-            kv.mod_revision(),
-            Bytes::copy_from_slice(kv.value()),
-            prev_value,
-        ),
-        // etcd's delete event has an empty value; the last one is the previous value
-        // (missing only when that revision was compacted away meanwhile).
-        EventType::Delete => Event::new(
-            EventKind::Deleted,
-            key,
-            kv.mod_revision(),
-            prev_value.clone().unwrap_or_default(),
-            prev_value,
-        ),
-    })
 }
