@@ -1,0 +1,17 @@
+//! PATCH with a strategic merge patch, driven by the strategy's schema, as the server
+//! applies it (`PatchType::Strategic`), then the patched object through the update
+//! strategy.
+//!
+//! Input: `<resource>\n<stored object as JSON>\0<patch body>`; see `kapi_fuzz::patch`.
+#![no_main]
+
+use kapi_server::endpoints::patch::PatchType;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    kapi_fuzz::patch(
+        PatchType::Strategic,
+        "application/strategic-merge-patch+json",
+        data,
+    );
+});
