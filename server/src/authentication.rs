@@ -43,6 +43,7 @@ pub fn unauthorized() -> ApiError {
         reason: "Unauthorized",
         message: "Unauthorized".into(),
         details: None,
+        continue_token: None,
     }
 }
 

@@ -137,19 +137,26 @@ pub fn too_many_requests(message: &str) -> ApiError {
         reason: "TooManyRequests",
         message: message.into(),
         details: Some(serde_json::json!({ "retryAfterSeconds": 1 })),
+        continue_token: None,
     }
 }
 
-/// The response to a request that waited too long (kube-apiserver's words).
-pub fn timeout_response() -> http::Response<Body> {
-    error_response(&ApiError {
+/// The error of a request that waited too long (kube-apiserver's words).
+pub fn timeout_error() -> ApiError {
+    ApiError {
         code: StatusCode::GATEWAY_TIMEOUT,
         reason: "Timeout",
         message:
             "Timeout: request did not complete within requested timeout - context deadline exceeded"
                 .into(),
         details: Some(serde_json::json!({})),
-    })
+        continue_token: None,
+    }
+}
+
+/// The response to a request that waited too long.
+pub fn timeout_response() -> http::Response<Body> {
+    error_response(&timeout_error())
 }
 
 impl Limits {
@@ -162,6 +169,11 @@ impl Limits {
             watches: Arc::default(),
             config,
         }
+    }
+
+    /// `--request-timeout`: the longest any request but a watch may take.
+    pub fn request_timeout(&self) -> Duration {
+        self.config.request_timeout
     }
 
     /// Bounds a request body by `--max-request-body-bytes`.

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use kapi_storage::{EmbeddedConfig, EmbeddedStorage, Storage};
@@ -28,6 +28,10 @@ use crate::metrics::InstrumentedStorage;
 use crate::pki;
 use crate::registry::{Registry, Resources, StoreOptions};
 use crate::tls::ClientCertificates;
+
+/// How long a client may take to send a request's headers (kube-apiserver's
+/// `ReadHeaderTimeout`, just shy of its 34 s request timeout upper bound).
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(32);
 
 /// How `kapi serve` runs.
 #[derive(Clone, Debug)]
@@ -291,7 +295,13 @@ pub async fn serve(
     };
     tracing::info!(url = %url, kubeconfig = %kubeconfig_path.display(), "kapi is ready");
 
-    let builder = auto::Builder::new(TokioExecutor::new());
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    // kube-apiserver's ReadHeaderTimeout: a client that has not sent a request's headers
+    // within 32 s (a slowloris, or an idle kept-alive connection) is disconnected.
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT);
     let graceful = GracefulShutdown::new();
     tokio::pin!(shutdown);
     loop {

@@ -23,6 +23,9 @@ pub struct ApiError {
     pub message: String,
     /// The `details` field, when the error is about a named object.
     pub details: Option<Value>,
+    /// The Status's `metadata.continue`: where a list whose continue token expired may
+    /// go on, inconsistently, at the latest revision (kube's 410 for such a token).
+    pub continue_token: Option<String>,
 }
 
 /// The qualified resource of error messages: `widgets.example.kapi.dev`, or just
@@ -53,7 +56,14 @@ impl ApiError {
             reason,
             message: message.into(),
             details: None,
+            continue_token: None,
         }
+    }
+
+    /// Sets [`ApiError::continue_token`].
+    pub fn with_continue(mut self, token: String) -> Self {
+        self.continue_token = Some(token);
+        self
     }
 
     fn with_details(mut self, details: Value) -> Self {
@@ -160,20 +170,43 @@ impl ApiError {
     /// 422 Invalid for request options (`PatchOptions.meta.k8s.io "" is invalid:
     /// fieldManager: Required value: ...`), as kube-apiserver reports them.
     pub fn invalid_options(kind: &str, field: &str, message: &str) -> Self {
-        let cause_reason = if message.starts_with("Required value") {
-            "FieldValueRequired"
+        Self::invalid_options_all(kind, &[(field.to_string(), message.to_string())])
+    }
+
+    /// [`ApiError::invalid_options`] with every error of the options at once (kube
+    /// validates `ListOptions`, `DeleteOptions`, ... whole), each a `(field, message)`.
+    pub fn invalid_options_all(kind: &str, errors: &[(String, String)]) -> Self {
+        let rendered: Vec<String> = errors.iter().map(|(f, m)| format!("{f}: {m}")).collect();
+        let aggregate = if rendered.len() == 1 {
+            rendered[0].clone()
         } else {
-            "FieldValueInvalid"
+            format!("[{}]", rendered.join(", "))
         };
+        let causes: Vec<Value> = errors
+            .iter()
+            .map(|(field, message)| {
+                // The cause reason follows the message's kind, as field.ErrorType names it.
+                let reason = [
+                    ("Required value", "FieldValueRequired"),
+                    ("Forbidden", "FieldValueForbidden"),
+                    ("Unsupported value", "FieldValueNotSupported"),
+                    ("Too long", "FieldValueTooLong"),
+                ]
+                .iter()
+                .find(|(prefix, _)| message.starts_with(prefix))
+                .map_or("FieldValueInvalid", |(_, r)| r);
+                json!({"reason": reason, "message": message, "field": field})
+            })
+            .collect();
         Self::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "Invalid",
-            format!("{kind}.meta.k8s.io \"\" is invalid: {field}: {message}"),
+            format!("{kind}.meta.k8s.io \"\" is invalid: {aggregate}"),
         )
         .with_details(json!({
             "group": "meta.k8s.io",
             "kind": kind,
-            "causes": [{"reason": cause_reason, "message": message, "field": field}],
+            "causes": causes,
         }))
     }
 
@@ -263,7 +296,8 @@ impl ApiError {
         Self::new(
             StatusCode::GATEWAY_TIMEOUT,
             "Timeout",
-            format!("Too large resource version: {requested}, current: {current}"),
+            // kube's NewTimeoutError prefixes "Timeout: ".
+            format!("Timeout: Too large resource version: {requested}, current: {current}"),
         )
         .with_details(json!({
             "causes": [{ "reason": "ResourceVersionTooLarge", "message": "Too large resource version" }],
@@ -317,7 +351,7 @@ impl ApiError {
         let mut s = json!({
             "kind": "Status",
             "apiVersion": "v1",
-            "metadata": {},
+            "metadata": self.continue_token.as_ref().map_or_else(|| json!({}), |t| json!({ "continue": t })),
             "status": "Failure",
             "message": self.message,
             "reason": self.reason,

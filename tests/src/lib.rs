@@ -111,7 +111,7 @@ impl KubeconfigCredentials {
 /// An HTTP client for `url`'s server: it trusts `ca` (PEM) and, when given, presents
 /// the client certificate and key (PEM). Statuses are answers, not errors; 30 s bound.
 pub fn https_agent(ca: Option<&str>, client: Option<(&str, &str)>) -> ureq::Agent {
-    https_agent_with_timeout(ca, client, Duration::from_secs(30))
+    https_agent_bounded(ca, client, Some(Duration::from_secs(30)))
 }
 
 /// [`https_agent`] with another bound on each request.
@@ -119,6 +119,16 @@ pub fn https_agent_with_timeout(
     ca: Option<&str>,
     client: Option<(&str, &str)>,
     timeout: Duration,
+) -> ureq::Agent {
+    https_agent_bounded(ca, client, Some(timeout))
+}
+
+/// [`https_agent`] with another bound on each whole exchange, body included (`None`:
+/// unbounded, for watch streams read for longer than 30 s).
+pub fn https_agent_bounded(
+    ca: Option<&str>,
+    client: Option<(&str, &str)>,
+    bound: Option<Duration>,
 ) -> ureq::Agent {
     use ureq::tls::{Certificate, ClientCert, PrivateKey, RootCerts, TlsConfig};
     let mut tls = TlsConfig::builder();
@@ -143,7 +153,7 @@ pub fn https_agent_with_timeout(
     }
     ureq::Agent::config_builder()
         .http_status_as_error(false)
-        .timeout_global(Some(timeout))
+        .timeout_global(bound)
         .tls_config(tls.build())
         .build()
         .into()
@@ -265,6 +275,54 @@ impl Kapi {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// The server's process id (its memory is in `/proc/<pid>/status`).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// A raw TLS connection to the server that speaks HTTP/1.1 (by ALPN), presenting the
+    /// kubeconfig's admin certificate when `with_certificate`, for requests no client
+    /// library sends: slow, partial or abandoned ones. Reads time out after 60 s.
+    pub fn raw_tls(&self, with_certificate: bool) -> RawTls {
+        use rustls::pki_types::pem::PemObject;
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+        let credentials = self
+            .credentials
+            .as_ref()
+            .expect("raw_tls needs the HTTPS server's kubeconfig");
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in CertificateDer::pem_slice_iter(credentials.ca.as_bytes()) {
+            roots.add(cert.expect("a PEM CA")).expect("a usable CA");
+        }
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let builder = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("TLS versions")
+            .with_root_certificates(roots);
+        let mut config = if with_certificate {
+            let chain = CertificateDer::pem_slice_iter(credentials.client_cert.as_bytes())
+                .collect::<Result<Vec<_>, _>>()
+                .expect("a PEM client certificate");
+            let key = PrivateKeyDer::from_pem_slice(credentials.client_key.as_bytes())
+                .expect("a PEM client key");
+            builder
+                .with_client_auth_cert(chain, key)
+                .expect("a usable client certificate")
+        } else {
+            builder.with_no_client_auth()
+        };
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let address = self.url.trim_start_matches("https://");
+        let tcp = std::net::TcpStream::connect(address).expect("connecting to kapi");
+        tcp.set_read_timeout(Some(Duration::from_secs(60)))
+            .expect("a read timeout");
+        tcp.set_nodelay(true).expect("TCP_NODELAY");
+        let name = ServerName::try_from("127.0.0.1").expect("an IP address");
+        let conn =
+            rustls::ClientConnection::new(std::sync::Arc::new(config), name).expect("a TLS client");
+        rustls::StreamOwned::new(conn, tcp)
+    }
+
     /// The base URL, `https://127.0.0.1:<port>`.
     pub fn url(&self) -> &str {
         &self.url
@@ -285,6 +343,20 @@ impl Kapi {
                     .then_some((c.client_cert.as_str(), c.client_key.as_str())),
             ),
             None => https_agent(None, None),
+        }
+    }
+
+    /// [`Kapi::agent`] without the 30 s bound on an exchange, for watch streams that a
+    /// test reads (or leaves unread) for longer.
+    pub fn streaming_agent(&self) -> ureq::Agent {
+        match &self.credentials {
+            Some(c) => https_agent_bounded(
+                Some(&c.ca),
+                (!c.client_cert.is_empty())
+                    .then_some((c.client_cert.as_str(), c.client_key.as_str())),
+                None,
+            ),
+            None => https_agent_bounded(None, None, None),
         }
     }
 
@@ -585,6 +657,10 @@ impl Kapi {
         }
     }
 }
+
+/// A raw TLS connection to the server (see [`Kapi::raw_tls`]): `Read` and `Write` the
+/// HTTP/1.1 bytes.
+pub type RawTls = rustls::StreamOwned<rustls::ClientConnection, std::net::TcpStream>;
 
 /// Where CustomResourceDefinitions live.
 pub const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";

@@ -451,7 +451,9 @@ fn request_options(kapi: &Kapi) {
         JSON,
         Some(&widget("fv2")),
     );
-    assert_eq!(code, 400, "{bad}");
+    // kube validates CreateOptions whole: 422 Invalid of CreateOptions.meta.k8s.io.
+    assert_eq!((code, status_of(&bad)), (422, ("Invalid", 422)), "{bad}");
+    assert_eq!(bad["details"]["kind"], "CreateOptions", "{bad}");
 
     // dryRun=All validates and answers, and stores nothing.
     let (code, dry) = kapi.request(
@@ -517,7 +519,8 @@ fn request_options(kapi: &Kapi) {
         JSON,
         None,
     );
-    assert_eq!(code, 400);
+    // ListOptions that fail validation are 422 Invalid, as kube answers.
+    assert_eq!(code, 422);
 }
 
 fn core_kind_rules(kapi: &Kapi) {

@@ -105,6 +105,9 @@ impl FieldSelector {
                 value: unescape_value(rhs)?,
             });
         }
+        // Sorted again by the canonical form, so that what `Display` writes parses back
+        // into the same selector (`a==z,a=b` is `a=z,a=b`, which sorts the other way).
+        requirements.sort_by_cached_key(ToString::to_string);
         Ok(Self { requirements })
     }
 
@@ -233,4 +236,28 @@ fn split_term(term: &str) -> Option<(&str, FieldOperator, &str)> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by the `selectors` fuzz target: terms sorted as written came back in
+    /// another order once shown.
+    #[test]
+    fn what_is_shown_parses_back_into_the_same_selector() {
+        for text in ["a==z,a=b", "b!=x,a==\\,,a=\\=", "x=1,,x==0", "k=\\\\,k!="] {
+            let sel = FieldSelector::parse(text).unwrap();
+            let shown = sel.to_string();
+            assert_eq!(
+                FieldSelector::parse(&shown).unwrap(),
+                sel,
+                "{text} → {shown}"
+            );
+        }
+        assert_eq!(
+            FieldSelector::parse("a==z,a=b").unwrap().to_string(),
+            "a=b,a=z"
+        );
+    }
 }

@@ -85,5 +85,6 @@ fn escalation_error(e: &EscalationError) -> ApiError {
         reason,
         message: e.to_string(),
         details: None,
+        continue_token: None,
     }
 }

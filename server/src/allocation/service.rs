@@ -203,12 +203,62 @@ impl ServiceAllocator {
         keys
     }
 
+    /// Refuses requested values no allocation could satisfy (an address or node port
+    /// outside its range) before anything is reserved, so such a refusal writes
+    /// nothing.
+    fn check_requested(&self, obj: &Value) -> Result<(), LifecycleError> {
+        let spec = &obj["spec"];
+        if spec["type"] == "ExternalName" {
+            return Ok(());
+        }
+        let requested = spec["clusterIP"]
+            .as_str()
+            .or_else(|| spec["clusterIPs"][0].as_str())
+            .unwrap_or("");
+        if !matches!(requested, "" | "None") {
+            let invalid = |why: String| {
+                LifecycleError::Invalid(vec![FieldError::invalid(
+                    &FieldPath::new("spec.clusterIPs").index(0),
+                    json!([requested]),
+                    format!("failed to allocate IP {requested}: {why}"),
+                )])
+            };
+            let parsed: Ipv4Addr = requested
+                .parse()
+                .map_err(|_| invalid("not a valid IPv4 address".into()))?;
+            if !self.ranges.contains(parsed) {
+                return Err(invalid(format!(
+                    "the provided IP ({requested}) is not in the valid range. The range of valid IPs is {}",
+                    self.ranges.cidr()
+                )));
+            }
+        }
+        for (i, port) in spec["ports"].as_array().into_iter().flatten().enumerate() {
+            let Some(p) = port["nodePort"].as_u64() else {
+                continue;
+            };
+            if !u16::try_from(p).is_ok_and(|p| self.ranges.node_ports.contains(&p)) {
+                return Err(LifecycleError::Invalid(vec![FieldError::invalid(
+                    &FieldPath::new("spec.ports").index(i).child("nodePort"),
+                    p,
+                    format!(
+                        "provided port is not in the valid range. The range of valid ports is {}-{}",
+                        self.ranges.node_ports.start(),
+                        self.ranges.node_ports.end()
+                    ),
+                )]));
+            }
+        }
+        Ok(())
+    }
+
     async fn reserve_all(
         &self,
         obj: &mut Value,
         owner: &Value,
         reserved: &mut Vec<String>,
     ) -> Result<(), LifecycleError> {
+        self.check_requested(obj)?;
         let ty = obj["spec"]["type"]
             .as_str()
             .unwrap_or("ClusterIP")
@@ -274,20 +324,8 @@ impl ServiceAllocator {
             let path = FieldPath::new("spec.ports").index(i).child("nodePort");
             match obj["spec"]["ports"][i]["nodePort"].as_u64() {
                 Some(p) => {
-                    let port = u16::try_from(p)
-                        .ok()
-                        .filter(|p| self.ranges.node_ports.contains(p));
-                    let Some(port) = port else {
-                        return Err(LifecycleError::Invalid(vec![FieldError::invalid(
-                            &path,
-                            p,
-                            format!(
-                                "provided port is not in the valid range. The range of valid ports is {}-{}",
-                                self.ranges.node_ports.start(),
-                                self.ranges.node_ports.end()
-                            ),
-                        )]));
-                    };
+                    // check_requested refused ports out of the range.
+                    let port = u16::try_from(p).unwrap_or_default();
                     if !self.reserve(&self.port_key(port), owner).await? {
                         return Err(LifecycleError::Invalid(vec![FieldError::invalid(
                             &path,

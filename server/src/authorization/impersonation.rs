@@ -126,6 +126,7 @@ fn bad_request(message: &str) -> ApiError {
         reason: "BadRequest",
         message: message.into(),
         details: None,
+        continue_token: None,
     }
 }
 

@@ -88,6 +88,7 @@ pub fn forbidden(attrs: &Attributes, reason: &str) -> ApiError {
         reason: "Forbidden",
         message: format!("{subject}forbidden: {why}"),
         details: Some(details),
+        continue_token: None,
     }
 }
 

@@ -24,7 +24,7 @@ impl Api {
         let req = req.map(|body| self.limits.bound_body(body));
         let user = match self.authenticate(&req, peer).await {
             Ok(user) => user,
-            Err(e) => return refuse(req, error_response(&e)).await,
+            Err(e) => return refuse(self.limits.request_timeout(), req, error_response(&e)).await,
         };
         let (parts, body) = req.into_parts();
         let requested = attributes(user, &parts.method, parts.uri.path(), parts.uri.query());
@@ -35,21 +35,54 @@ impl Api {
         let req = Request::from_parts(parts, body);
         let attrs = match self.authorize(&req, requested, &mut audit) {
             Ok(attrs) => attrs,
-            Err(e) => return refuse(req, finish(&mut audit, error_response(&e)).await).await,
+            Err(e) => {
+                return refuse(
+                    self.limits.request_timeout(),
+                    req,
+                    finish(&mut audit, error_response(&e)).await,
+                )
+                .await;
+            }
         };
         let admission = match self.limits.admit(&attrs, req.method()) {
             Ok(a) => a,
             Err(e) => {
                 let res = crate::limits::with_retry_after(error_response(&e));
-                return refuse(req, finish(&mut audit, res).await).await;
+                return refuse(
+                    self.limits.request_timeout(),
+                    req,
+                    finish(&mut audit, res).await,
+                )
+                .await;
             }
         };
-        let res = if audit.wants_request_object() {
-            // The body is read here, once, for both the audit record and the handler.
+        // A small body is read here, whole, before the handler: a handler that refuses
+        // the request without reading its body (an unsupported media type, an unknown
+        // resource) would otherwise leave unread bytes behind, and closing a connection
+        // with unread bytes resets it, losing the answer (Go's server drains up to
+        // 256 KiB after the handler for the same reason). The audit record needs the
+        // body too.
+        let small = {
+            use hyper::body::Body as _;
+            let body = req.body();
+            !body.is_end_stream()
+                && body
+                    .size_hint()
+                    .upper()
+                    .is_some_and(|n| n as usize <= DRAIN_LIMIT)
+        };
+        let res = if audit.wants_request_object() || small {
             let (parts, body) = req.into_parts();
-            match read_body(body).await {
+            // Within the request timeout, as the handler's own read would be.
+            let within = self.limits.timeout_for(parts.uri.query());
+            match tokio::time::timeout(within, read_body(body))
+                .await
+                .unwrap_or_else(|_| Err(crate::limits::timeout_error()))
+            {
                 Ok(bytes) => {
-                    audit.set_request_body(&bytes);
+                    if audit.wants_request_object() {
+                        audit.set_request_body(&bytes);
+                    }
                     self.timed(Request::from_parts(parts, Full::new(bytes)), &attrs)
                         .await
                 }
@@ -146,9 +179,13 @@ impl Api {
 const DRAIN_LIMIT: usize = 256 * 1024;
 
 /// Answers a request refused before its handler ran, after reading what is left of a
-/// small body: answering before the body has arrived makes hyper close the connection,
-/// and a client that sent the next request on it sees it fail.
-async fn refuse<B>(req: Request<B>, res: Response<Body>) -> Response<Body>
+/// small body (for at most `within`): answering before the body has arrived makes hyper
+/// close the connection, and a client that sent the next request on it sees it fail.
+async fn refuse<B>(
+    within: std::time::Duration,
+    req: Request<B>,
+    res: Response<Body>,
+) -> Response<Body>
 where
     B: hyper::body::Body<Data = Bytes> + Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -159,9 +196,10 @@ where
         .upper()
         .is_some_and(|n| n as usize <= DRAIN_LIMIT);
     if !body.is_end_stream() && small {
-        let _ = http_body_util::Limited::new(body, DRAIN_LIMIT)
-            .collect()
-            .await;
+        // Bounded, as every request is: a client that sends its body slower than it
+        // promised gets the answer anyway, on a connection then closed.
+        let drain = http_body_util::Limited::new(body, DRAIN_LIMIT).collect();
+        let _ = tokio::time::timeout(within, drain).await;
     }
     res
 }

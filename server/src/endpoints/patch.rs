@@ -28,6 +28,10 @@ pub enum PatchType {
     Apply,
 }
 
+/// The most operations a JSON patch may have (kube-apiserver's `maxJSONPatchOperations`);
+/// more are refused with 413.
+pub const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
+
 /// The media types a PATCH may carry.
 pub const PATCH_TYPES: &[&str] = &[
     "application/json-patch+json",
@@ -64,6 +68,12 @@ impl PatchType {
                             "the server rejected our request due to an error in our request: {e}"
                         ))
                     })?;
+                if ops.len() > MAX_JSON_PATCH_OPERATIONS {
+                    return Err(ApiError::too_large(format!(
+                        "The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {}",
+                        ops.len()
+                    )));
+                }
                 let mut doc = current.clone();
                 json_patch::patch(&mut doc, &ops).map_err(|e| unprocessable(&e.to_string()))?;
                 Ok(doc)
@@ -97,6 +107,7 @@ fn unprocessable(message: &str) -> ApiError {
             "the server rejected our request due to an error in our request: {message}"
         ),
         details: None,
+        continue_token: None,
     }
 }
 
@@ -127,6 +138,23 @@ mod tests {
             .apply(&cur, &json!({"spec": {"c": 3}}), &schema)
             .unwrap();
         assert_eq!(s, json!({"spec": {"a": 1, "b": 2, "c": 3}}));
+        let many = Value::Array(vec![
+            json!({"op": "test", "path": "/spec/a", "value": 1});
+            MAX_JSON_PATCH_OPERATIONS + 1
+        ]);
+        let refused = PatchType::Json.apply(&cur, &many, &schema).unwrap_err();
+        assert_eq!(
+            (refused.code.as_u16(), refused.reason),
+            (413, "RequestEntityTooLarge")
+        );
+        let at_limit = Value::Array(vec![
+            json!({"op": "test", "path": "/spec/a", "value": 1});
+            MAX_JSON_PATCH_OPERATIONS
+        ]);
+        assert_eq!(
+            PatchType::Json.apply(&cur, &at_limit, &schema).unwrap(),
+            cur
+        );
         let bad = PatchType::Json.apply(
             &cur,
             &json!([{"op": "test", "path": "/spec/a", "value": 9}]),

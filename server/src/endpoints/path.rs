@@ -71,10 +71,12 @@ pub fn parse(path: &str) -> Option<Route> {
         rest = &rest[1..];
     }
     let mut namespace = None;
+    let mut scoped = false;
     if rest.first() == Some(&"namespaces") && rest.len() > 1 {
         namespace = Some(rest[1].to_string());
         if rest.len() > 2 && !NAMESPACE_SUBRESOURCES.contains(&rest[2]) {
             rest = &rest[2..];
+            scoped = true;
         }
     }
     if rest.iter().any(|p| p.is_empty()) {
@@ -86,8 +88,9 @@ pub fn parse(path: &str) -> Option<Route> {
         [plural, name, sub] => (*plural, Some(*name), Some(*sub)),
         _ => return Some(Route::Unknown),
     };
-    // `/namespaces/{name}` addresses the namespace itself, not a namespace scope.
-    if plural == "namespaces" {
+    // `/namespaces/{name}` addresses the namespace itself, not a namespace scope (but
+    // `/namespaces/{ns}/namespaces` asks for namespaces inside one, which do not exist).
+    if plural == "namespaces" && !scoped {
         namespace = None;
     }
     Some(Route::Resource(ResourcePath {
@@ -148,6 +151,12 @@ mod tests {
         assert_eq!(
             (r.plural.as_str(), r.name.as_deref(), r.namespace),
             ("namespaces", Some("ns1"), None)
+        );
+        // Namespaces are cluster-scoped: inside a namespace there are none to address.
+        let r = res("/api/v1/namespaces/ns1/namespaces");
+        assert_eq!(
+            (r.plural.as_str(), r.name.as_deref(), r.namespace.as_deref()),
+            ("namespaces", None, Some("ns1"))
         );
         let r = res("/api/v1/namespaces/ns1/finalize");
         assert_eq!(

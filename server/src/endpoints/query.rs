@@ -31,9 +31,115 @@ impl Query {
         self.0.get(key).map(String::as_str)
     }
 
-    /// A boolean parameter (`true`/`1` are true).
+    /// A boolean parameter, read as kube-apiserver reads one: absent, `0` and `false`
+    /// (in any case) are false, any other value is true.
     pub fn flag(&self, key: &str) -> bool {
-        matches!(self.get(key), Some("true" | "1" | "True"))
+        self.get(key)
+            .is_some_and(|v| v != "0" && !v.eq_ignore_ascii_case("false"))
+    }
+
+    /// An integer parameter: `None` when absent, 400 when it is not a 64-bit integer
+    /// (an empty value included), as kube-apiserver's parameter decoding answers.
+    pub fn int(&self, key: &str) -> Result<Option<i64>, ApiError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => v.parse::<i64>().map(Some).map_err(|_| {
+                ApiError::bad_request(format!(
+                    "{key}: strconv.ParseInt: parsing {v:?}: invalid syntax"
+                ))
+            }),
+        }
+    }
+
+    /// `ListOptions` as kube-apiserver validates them (422 Invalid, every error at
+    /// once): `resourceVersionMatch` only with a `resourceVersion` and without
+    /// `continue`, `sendInitialEvents` only on a watch with `NotOlderThan`.
+    fn validate_list(&self, watch: bool) -> Result<(), ApiError> {
+        let matching = self.get("resourceVersionMatch").unwrap_or("");
+        let rv = self.get("resourceVersion").unwrap_or("");
+        let continuing = !self.get("continue").unwrap_or("").is_empty();
+        let initial_events = self.get("sendInitialEvents").is_some();
+        let mut errs: Vec<(String, String)> = Vec::new();
+        let mut err = |field: &str, message: String| errs.push((field.into(), message));
+        let forbidden = |why: &str| format!("Forbidden: {why}");
+        if watch {
+            if initial_events && matching != "NotOlderThan" {
+                err(
+                    "resourceVersionMatch",
+                    forbidden(
+                        "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                    ),
+                );
+            }
+            if !matching.is_empty() {
+                if !initial_events {
+                    err(
+                        "resourceVersionMatch",
+                        forbidden(
+                            "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                        ),
+                    );
+                }
+                if matching != "NotOlderThan" {
+                    err(
+                        "resourceVersionMatch",
+                        format!(
+                            "Unsupported value: {matching:?}: supported values: \"NotOlderThan\""
+                        ),
+                    );
+                }
+                if continuing {
+                    err(
+                        "resourceVersionMatch",
+                        forbidden("resourceVersionMatch is forbidden when continue is provided"),
+                    );
+                }
+            }
+        } else {
+            if !matching.is_empty() {
+                if rv.is_empty() {
+                    err(
+                        "resourceVersionMatch",
+                        forbidden(
+                            "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                        ),
+                    );
+                }
+                if continuing {
+                    err(
+                        "resourceVersionMatch",
+                        forbidden("resourceVersionMatch is forbidden when continue is provided"),
+                    );
+                }
+                if !matches!(matching, "Exact" | "NotOlderThan") {
+                    err(
+                        "resourceVersionMatch",
+                        format!(
+                            "Unsupported value: {matching:?}: supported values: \"Exact\", \"NotOlderThan\", \"\""
+                        ),
+                    );
+                }
+                if matching == "Exact" && rv == "0" {
+                    err(
+                        "resourceVersionMatch",
+                        forbidden(
+                            "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+                        ),
+                    );
+                }
+            }
+            if initial_events {
+                err(
+                    "sendInitialEvents",
+                    forbidden("sendInitialEvents is forbidden for list"),
+                );
+            }
+        }
+        if errs.is_empty() {
+            Ok(())
+        } else {
+            Err(ApiError::invalid_options_all("ListOptions", &errs))
+        }
     }
 
     fn selectors(&self) -> Result<(LabelSelector, FieldSelector), ApiError> {
@@ -96,14 +202,12 @@ impl Query {
     /// `resourceVersionMatch` as the API defines them.
     pub fn list_options(&self) -> Result<ListOptions, ApiError> {
         let (label_selector, field_selector) = self.selectors()?;
-        let limit = match self.get("limit") {
-            None | Some("") => None,
-            Some(l) => match l.parse::<i64>() {
-                Ok(n) if n > 0 => Some(n as usize),
-                Ok(_) => None,
-                Err(_) => return Err(ApiError::bad_request(format!("invalid limit: {l}"))),
-            },
-        };
+        // Every integer of ListOptions must parse (kube decodes them all), even the
+        // ones a list does not use.
+        self.int("timeoutSeconds")?;
+        // Zero and negative limits mean no limit, as in kube-apiserver.
+        let limit = self.int("limit")?.filter(|n| *n > 0).map(|n| n as usize);
+        self.validate_list(false)?;
         let rv = self.resource_version()?;
         let read_at = match (self.get("resourceVersionMatch").unwrap_or(""), rv) {
             ("", None) => ReadAt::Latest,
@@ -113,18 +217,9 @@ impl Query {
             ("", Some(n)) => ReadAt::NotOlderThan(n),
             ("NotOlderThan", Some(0)) => ReadAt::Any,
             ("NotOlderThan", Some(n)) => ReadAt::NotOlderThan(n),
-            ("Exact", Some(n)) if n > 0 => ReadAt::Exact(n),
-            (m @ ("NotOlderThan" | "Exact"), _) => {
-                return Err(ApiError::bad_request(format!(
-                    "resourceVersionMatch: Forbidden: resourceVersionMatch \"{m}\" is forbidden for resourceVersion \"{}\"",
-                    rv.map(|v| v.to_string()).unwrap_or_default()
-                )));
-            }
-            (m, _) => {
-                return Err(ApiError::bad_request(format!(
-                    "resourceVersionMatch: Unsupported value: \"{m}\": supported values: \"Exact\", \"NotOlderThan\""
-                )));
-            }
+            (_, Some(n)) => ReadAt::Exact(n),
+            // validate_list refused a match without a resourceVersion.
+            (_, None) => ReadAt::Latest,
         };
         Ok(ListOptions {
             label_selector,
@@ -141,115 +236,205 @@ impl Query {
     /// Watch options.
     pub fn watch_options(&self) -> Result<WatchOptions, ApiError> {
         let (label_selector, field_selector) = self.selectors()?;
-        let send_initial_events = self.flag("sendInitialEvents");
-        if send_initial_events && self.get("resourceVersionMatch") != Some("NotOlderThan") {
-            return Err(ApiError::bad_request(
-                "resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
-            ));
-        }
-        if send_initial_events && !self.flag("allowWatchBookmarks") {
-            return Err(ApiError::bad_request(
-                "allowWatchBookmarks: Forbidden: sendInitialEvents requires allowWatchBookmarks=true",
-            ));
-        }
+        self.int("limit")?;
+        self.timeout_seconds()?;
+        self.validate_list(true)?;
         Ok(WatchOptions {
             label_selector,
             field_selector,
             resource_version: self.resource_version()?,
-            send_initial_events,
+            send_initial_events: self.flag("sendInitialEvents"),
             allow_bookmarks: self.flag("allowWatchBookmarks"),
         })
     }
 
-    /// `timeoutSeconds`.
-    pub fn timeout_seconds(&self) -> Option<u64> {
-        self.get("timeoutSeconds").and_then(|t| t.parse().ok())
+    /// `timeoutSeconds`; 400 when it is not an integer.
+    pub fn timeout_seconds(&self) -> Result<Option<i64>, ApiError> {
+        self.int("timeoutSeconds")
     }
 
-    /// Options of create, update and patch.
-    pub fn write_options(&self) -> Result<WriteOptions, ApiError> {
+    /// Options of create, update and patch; `kind` (`CreateOptions`, `UpdateOptions`,
+    /// `PatchOptions`) names them in a 422, as kube-apiserver validates them.
+    pub fn write_options(&self, kind: &str) -> Result<WriteOptions, ApiError> {
+        self.checked_write_options(kind, Vec::new())
+    }
+
+    /// `PatchOptions`: an apply patch needs a `fieldManager`, and only an apply patch
+    /// may say `force`.
+    pub fn patch_options(&self, apply: bool) -> Result<WriteOptions, ApiError> {
+        let mut errs = Vec::new();
+        if apply && self.get("fieldManager").is_none_or(str::is_empty) {
+            errs.push((
+                "fieldManager".to_string(),
+                "Required value: is required for apply patch".to_string(),
+            ));
+        }
+        if !apply && self.get("force").is_some() {
+            errs.push((
+                "force".into(),
+                "Forbidden: may not be specified for non-apply patch".into(),
+            ));
+        }
+        self.checked_write_options("PatchOptions", errs)
+    }
+
+    fn checked_write_options(
+        &self,
+        kind: &str,
+        mut errs: Vec<(String, String)>,
+    ) -> Result<WriteOptions, ApiError> {
+        errs.extend(self.dry_run_errors());
+        let manager = self.get("fieldManager").unwrap_or("");
+        // kube: at most 128 characters, every one printable.
+        if manager.chars().count() > 128 {
+            errs.push((
+                "fieldManager".into(),
+                "Too long: may not be more than 128 bytes".into(),
+            ));
+        }
+        if let Some((i, c)) = manager.chars().enumerate().find(|(_, c)| c.is_control()) {
+            errs.push((
+                "fieldManager".into(),
+                format!(
+                    "Invalid value: {manager:?}: invalid character U+{:04X} (at position {i})",
+                    c as u32
+                ),
+            ));
+        }
+        let field_validation = match self.get("fieldValidation").unwrap_or("") {
+            "" | "Warn" => FieldValidation::Warn,
+            "Strict" => FieldValidation::Strict,
+            "Ignore" => FieldValidation::Ignore,
+            other => {
+                errs.push((
+                    "fieldValidation".into(),
+                    format!(
+                        "Unsupported value: {other:?}: supported values: \"\", \"Ignore\", \"Strict\", \"Warn\""
+                    ),
+                ));
+                FieldValidation::Warn
+            }
+        };
+        if !errs.is_empty() {
+            return Err(ApiError::invalid_options_all(kind, &errs));
+        }
         Ok(WriteOptions {
-            dry_run: self.dry_run()?,
-            field_validation: match self.get("fieldValidation").unwrap_or("") {
-                "" | "Warn" => FieldValidation::Warn,
-                "Strict" => FieldValidation::Strict,
-                "Ignore" => FieldValidation::Ignore,
-                other => {
-                    return Err(ApiError::bad_request(format!(
-                        "fieldValidation: Unsupported value: \"{other}\": supported values: \"Ignore\", \"Strict\", \"Warn\""
-                    )));
-                }
-            },
+            dry_run: self.get("dryRun").is_some_and(|d| d == "All"),
+            field_validation,
             admission: None,
         })
     }
 
-    fn dry_run(&self) -> Result<bool, ApiError> {
+    /// `dryRun` takes only `All` (and nothing, or an empty value).
+    fn dry_run_errors(&self) -> Vec<(String, String)> {
         match self.get("dryRun") {
-            None | Some("") => Ok(false),
-            Some("All") => Ok(true),
-            Some(other) => Err(ApiError::bad_request(format!(
-                "dryRun: Unsupported value: \"{other}\": supported values: \"All\""
-            ))),
+            None | Some("" | "All") => Vec::new(),
+            Some(other) => vec![(
+                "dryRun".into(),
+                format!("Unsupported value: [{other:?}]: supported values: \"All\""),
+            )],
         }
     }
 
     /// `DeleteOptions` from the query, then from the body (which wins), as
-    /// kube-apiserver merges them.
+    /// kube-apiserver merges them: a value of the wrong type is a 400, values it
+    /// refuses a 422 (`DeleteOptions.meta.k8s.io "" is invalid`).
     pub fn delete_options(&self, body: Option<&Value>) -> Result<DeleteOptions, ApiError> {
+        let mut errs = self.dry_run_errors();
         let mut opts = DeleteOptions {
-            dry_run: self.dry_run()?,
-            grace_period_seconds: self.get("gracePeriodSeconds").and_then(|g| g.parse().ok()),
-            propagation: match self.get("propagationPolicy") {
-                Some(p) => Some(parse_propagation(p)?),
-                None => None,
-            },
+            dry_run: self.get("dryRun").is_some_and(|d| d == "All"),
+            grace_period_seconds: self.int("gracePeriodSeconds")?,
             ..DeleteOptions::default()
         };
-        if self.flag("orphanDependents") {
-            opts.propagation = Some(Propagation::Orphan);
-        }
-        opts.orphan_dependents_false =
-            matches!(self.get("orphanDependents"), Some("false" | "0" | "False"));
+        let mut policy = self.get("propagationPolicy").map(str::to_string);
+        let mut orphan = self
+            .get("orphanDependents")
+            .map(|_| self.flag("orphanDependents"));
         if let Some(body) = body.filter(|b| b.is_object()) {
-            if let Some(p) = body.get("propagationPolicy").and_then(Value::as_str) {
-                opts.propagation = Some(parse_propagation(p)?);
+            let field = |name: &str| body.get(name).filter(|v| !v.is_null());
+            let wrong_type = |name: &str, want: &str| {
+                ApiError::bad_request(format!(
+                    "unable to decode DeleteOptions: {name} must be {want}"
+                ))
+            };
+            if let Some(p) = field("propagationPolicy") {
+                policy = Some(
+                    p.as_str()
+                        .ok_or_else(|| wrong_type("propagationPolicy", "a string"))?
+                        .to_string(),
+                );
             }
-            match body.get("orphanDependents").and_then(Value::as_bool) {
-                Some(true) => opts.propagation = Some(Propagation::Orphan),
-                Some(false) => {
-                    opts.orphan_dependents_false = true;
-                    if opts.propagation.is_none() {
-                        opts.propagation = Some(Propagation::Background);
-                    }
+            if let Some(o) = field("orphanDependents") {
+                orphan = Some(
+                    o.as_bool()
+                        .ok_or_else(|| wrong_type("orphanDependents", "a boolean"))?,
+                );
+            }
+            if let Some(g) = field("gracePeriodSeconds") {
+                opts.grace_period_seconds = Some(
+                    g.as_i64()
+                        .ok_or_else(|| wrong_type("gracePeriodSeconds", "an integer"))?,
+                );
+            }
+            if let Some(pre) = field("preconditions") {
+                if !pre.is_object() {
+                    return Err(wrong_type("preconditions", "an object"));
                 }
-                _ => {}
+                let text = |name: &str| match pre.get(name).filter(|v| !v.is_null()) {
+                    None => Ok(None),
+                    Some(Value::String(s)) => Ok(Some(s.clone())),
+                    Some(_) => Err(wrong_type(&format!("preconditions.{name}"), "a string")),
+                };
+                opts.precondition_uid = text("uid")?;
+                opts.precondition_resource_version = text("resourceVersion")?;
             }
-            if let Some(g) = body.get("gracePeriodSeconds").and_then(Value::as_i64) {
-                opts.grace_period_seconds = Some(g);
+            if let Some(d) = field("dryRun") {
+                let values = d
+                    .as_array()
+                    .filter(|a| a.iter().all(Value::is_string))
+                    .ok_or_else(|| wrong_type("dryRun", "a list of strings"))?;
+                errs.retain(|(f, _)| f != "dryRun");
+                if let Some(bad) = values.iter().find(|v| *v != "All") {
+                    errs.push((
+                        "dryRun".into(),
+                        format!("Unsupported value: [{bad}]: supported values: \"All\""),
+                    ));
+                }
+                opts.dry_run = !values.is_empty();
             }
-            if let Some(pre) = body.get("preconditions") {
-                opts.precondition_uid = pre.get("uid").and_then(Value::as_str).map(str::to_string);
-                opts.precondition_resource_version = pre
-                    .get("resourceVersion")
-                    .and_then(Value::as_str)
-                    .map(str::to_string);
+        }
+        if let (Some(_), Some(p)) = (orphan, &policy) {
+            errs.push((
+                "propagationPolicy".into(),
+                format!("Invalid value: {p:?}: orphanDependents and deletionPropagation cannot be both set"),
+            ));
+        }
+        opts.propagation = match policy.as_deref() {
+            None => None,
+            Some("Background") => Some(Propagation::Background),
+            Some("Foreground") => Some(Propagation::Foreground),
+            Some("Orphan") => Some(Propagation::Orphan),
+            Some(other) => {
+                errs.push((
+                    "propagationPolicy".into(),
+                    format!("Unsupported value: {other:?}: supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\""),
+                ));
+                None
             }
-            if let Some(d) = body.get("dryRun").and_then(Value::as_array) {
-                opts.dry_run = d.iter().any(|v| v == "All");
+        };
+        match orphan {
+            Some(true) => opts.propagation = Some(Propagation::Orphan),
+            // The legacy `orphanDependents: false` is a background delete that answers
+            // 202 when it has to wait.
+            Some(false) => {
+                opts.orphan_dependents_false = true;
+                opts.propagation.get_or_insert(Propagation::Background);
             }
+            None => {}
+        }
+        if !errs.is_empty() {
+            return Err(ApiError::invalid_options_all("DeleteOptions", &errs));
         }
         Ok(opts)
-    }
-}
-
-fn parse_propagation(p: &str) -> Result<Propagation, ApiError> {
-    match p {
-        "Background" => Ok(Propagation::Background),
-        "Foreground" => Ok(Propagation::Foreground),
-        "Orphan" => Ok(Propagation::Orphan),
-        other => Err(ApiError::bad_request(format!(
-            "propagationPolicy: Unsupported value: \"{other}\": supported values: \"Foreground\", \"Background\", \"Orphan\""
-        ))),
     }
 }

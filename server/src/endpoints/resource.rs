@@ -107,9 +107,9 @@ where
             let read_at = match query.get("resourceVersion").unwrap_or("") {
                 "" => ReadAt::Latest,
                 "0" => ReadAt::Any,
-                rv => ReadAt::NotOlderThan(rv.parse().map_err(|_| {
-                    ApiError::bad_request(format!("invalid resource version: {rv}"))
-                })?),
+                rv => ReadAt::NotOlderThan(rv.parse::<i64>().ok().filter(|n| *n > 0).ok_or_else(
+                    || ApiError::bad_request(format!("invalid resource version: {rv}")),
+                )?),
             };
             let stored = store.get_stored(namespace, &name, read_at).await?;
             if output == Output::Json {
@@ -143,7 +143,7 @@ where
             super::watch::serve(api, &store, namespace, r.name.as_deref(), &query, output).await
         }
         "create" => {
-            let opts = super::with_admission(query.write_options()?, &req);
+            let opts = super::with_admission(query.write_options("CreateOptions")?, &req);
             let (body, dup_warnings) = decoded(req, &opts).await?;
             let (obj, mut warnings) = store.create(namespace, body, &opts).await?;
             warnings.extend(dup_warnings);
@@ -153,7 +153,7 @@ where
             ))
         }
         "update" => {
-            let opts = super::with_admission(query.write_options()?, &req);
+            let opts = super::with_admission(query.write_options("UpdateOptions")?, &req);
             let (body, dup_warnings) = decoded(req, &opts).await?;
             let (obj, mut warnings) = store
                 .update(
@@ -171,20 +171,14 @@ where
             ))
         }
         "patch" => {
-            let opts = super::with_admission(query.write_options()?, &req);
             let content_type = content_type(&req);
             let patch_type = PatchType::from_content_type(&content_type)?;
-            if patch_type == PatchType::Apply && query.get("fieldManager").is_none_or(str::is_empty)
-            {
-                return Err(ApiError::invalid_options(
-                    "PatchOptions",
-                    "fieldManager",
-                    "Required value: is required for apply patch",
-                ));
-            }
+            let opts =
+                super::with_admission(query.patch_options(patch_type == PatchType::Apply)?, &req);
             let bytes = read_body(req.into_body()).await?;
             let patch = decode_body(&content_type, &bytes)?.value;
             let schema_store = store.clone();
+            let name_for_check = name.clone();
             let applied = patch.clone();
             let result = store
                 .update_with(
@@ -193,17 +187,11 @@ where
                     sub.clone().unwrap_or(Subresource::Main),
                     &opts,
                     move |current| {
-                        let mut patched =
+                        let patched =
                             patch_type.apply(current, &patch, schema_store.strategy().schema())?;
-                        // A patch that does not mention resourceVersion applies to whatever is
-                        // current; one that does is a precondition.
-                        if patch_rv(&patch).is_none() {
-                            crate::registry::object::set_meta(
-                                &mut patched,
-                                "resourceVersion",
-                                current.pointer("/metadata/resourceVersion").cloned(),
-                            );
-                        }
+                        check_patched(schema_store.info(), &name_for_check, current, &patched)?;
+                        // The patched object keeps the current resourceVersion unless the
+                        // patch changed it (any patch type): then it is a precondition (409).
                         Ok(patched)
                     },
                 )
@@ -276,7 +264,7 @@ where
     B: hyper::body::Body<Data = bytes::Bytes> + Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let opts = super::with_admission(query.write_options()?, &req);
+    let opts = super::with_admission(query.write_options("CreateOptions")?, &req);
     let (body, _) = decoded(req, &opts).await?;
     let name = r.name.clone().unwrap_or_default();
     store
@@ -292,8 +280,39 @@ where
     Ok(json_response(StatusCode::CREATED, &status))
 }
 
-fn patch_rv(patch: &Value) -> Option<&Value> {
-    patch.pointer("/metadata/resourceVersion")
+/// What kube-apiserver refuses in a patched object before the update runs, each a 422
+/// Invalid: a changed (or removed) `apiVersion` or `kind`, and an object nested deeper
+/// than a request body may be, which could be stored but never read back.
+fn check_patched(
+    info: &kapi_core::ResourceInfo,
+    name: &str,
+    current: &Value,
+    patched: &Value,
+) -> Result<(), ApiError> {
+    use kapi_core::{FieldError, FieldPath};
+    for field in ["apiVersion", "kind"] {
+        if patched.get(field) != current.get(field) {
+            let want = current.get(field).and_then(Value::as_str).unwrap_or("");
+            let got = patched.get(field).cloned().unwrap_or(Value::Null);
+            let errs = vec![FieldError::invalid(
+                &FieldPath::new(field),
+                got,
+                format!("must be {want}"),
+            )];
+            return Err(ApiError::invalid(info, name, &errs));
+        }
+    }
+    if negotiation::nesting(patched) > negotiation::MAX_NESTING {
+        let errs = vec![FieldError::invalid_omit_value(
+            &FieldPath::new("patch"),
+            format!(
+                "the patched object is nested deeper than {} levels",
+                negotiation::MAX_NESTING
+            ),
+        )];
+        return Err(ApiError::invalid(info, name, &errs));
+    }
+    Ok(())
 }
 
 fn content_type<B>(req: &Request<B>) -> String {

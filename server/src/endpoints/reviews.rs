@@ -117,6 +117,7 @@ fn invalid(kind: &str, field: &str, message: &str) -> ApiError {
             "kind": kind,
             "causes": [{"reason": reason, "message": message, "field": field}],
         })),
+        continue_token: None,
     }
 }
 

@@ -110,7 +110,13 @@ where
         .clone()
         .expect("routed only when served");
     let name = r.name.clone().unwrap_or_default();
-    let opts = super::with_admission(query.write_options()?, &req);
+    // A read takes no write options; a write's are validated as kube validates them.
+    let opts = match verb {
+        "get" => crate::registry::WriteOptions::default(),
+        "patch" => query.patch_options(false)?,
+        _ => query.write_options("UpdateOptions")?,
+    };
+    let opts = super::with_admission(opts, &req);
     let new_scale: ScaleChange = match verb {
         "get" => {
             let obj = store

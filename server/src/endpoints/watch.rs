@@ -39,13 +39,15 @@ pub async fn serve(
         opts.field_selector = query.field_selector_with_name(name)?;
     }
     let events = store.watch_stored(namespace, &opts).await?;
-    let timeout = query
-        .timeout_seconds()
-        .map(Duration::from_secs)
-        .unwrap_or_else(|| {
+    let timeout = match query.timeout_seconds()? {
+        Some(n) if n > 0 => Duration::from_secs(n as u64),
+        // A negative timeout has expired already: the watch ends at once, as in kube.
+        Some(n) if n < 0 => Duration::ZERO,
+        _ => {
             let jitter = uuid::Uuid::new_v4().as_bytes()[0] as u64 * 7;
             DEFAULT_TIMEOUT + Duration::from_secs(jitter)
-        });
+        }
+    };
     let mut shutdown = api.shutdown.clone();
     let stop = async move {
         tokio::select! {

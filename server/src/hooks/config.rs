@@ -36,6 +36,89 @@ fn frozen(old: Option<bool>, new: Option<bool>, fields: &[(&str, bool)]) -> Erro
     errs
 }
 
+/// The most data a ConfigMap or Secret may hold (kube's `MaxSecretSize`, 1 MiB).
+const MAX_DATA_SIZE: usize = 1024 * 1024;
+
+/// `IsConfigMapKey`: what a key of `data` (or `binaryData`) may be.
+fn key_errors(key: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if key.len() > 253 {
+        errs.push("must be no more than 253 characters".to_string());
+    }
+    let valid = !key.is_empty()
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    if !valid {
+        errs.push("a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')".to_string());
+    }
+    match key {
+        "." => errs.push("must not be '.'".into()),
+        ".." => errs.push("must not be '..'".into()),
+        k if k.starts_with("..") => errs.push("must not start with '..'".into()),
+        _ => {}
+    }
+    errs
+}
+
+/// `ValidateConfigMap`'s and `ValidateSecret`'s data rules: valid keys, none in both
+/// bags, and at most 1 MiB in all (`sizes` gives each value's size in bytes).
+fn validate_data<'a>(
+    bags: &[(&str, Option<&'a BTreeMap<String, String>>)],
+    size: impl Fn(&str, &'a str) -> usize,
+) -> ErrorList {
+    let mut errs = ErrorList::new();
+    let mut total = 0;
+    for (i, (field, bag)) in bags.iter().enumerate() {
+        for (key, value) in bag.iter().flat_map(|b| b.iter()) {
+            let path = FieldPath::new(field).key(key);
+            for msg in key_errors(key) {
+                errs.push(FieldError::invalid(&path, key.as_str(), msg));
+            }
+            for (j, (other, other_bag)) in bags.iter().enumerate() {
+                if i != j && other_bag.is_some_and(|b| b.contains_key(key)) {
+                    errs.push(FieldError::invalid(
+                        &path,
+                        key.as_str(),
+                        format!("duplicate of key present in {other}"),
+                    ));
+                }
+            }
+            total += size(field, value);
+        }
+    }
+    if total > MAX_DATA_SIZE {
+        errs.push(FieldError::too_long(
+            &FieldPath::root(),
+            MAX_DATA_SIZE as u64,
+        ));
+    }
+    errs
+}
+
+/// The size of a base64 value once decoded.
+fn decoded_len(value: &str) -> usize {
+    BASE64
+        .decode(value)
+        .map_or(value.len() * 3 / 4, |bytes| bytes.len())
+}
+
+fn validate_config_map(cm: &ConfigMap) -> ErrorList {
+    validate_data(
+        &[
+            ("data", cm.data.as_ref()),
+            ("binaryData", cm.binary_data.as_ref()),
+        ],
+        |field, value| {
+            if field == "binaryData" {
+                decoded_len(value)
+            } else {
+                value.len()
+            }
+        },
+    )
+}
+
 /// The hooks of `core/v1` ConfigMap.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ConfigMapHooks;
@@ -53,15 +136,21 @@ impl Hooks<ConfigMap> for ConfigMapHooks {
         untracked_generation(&mut new.metadata);
     }
 
+    fn validate(&self, cm: &ConfigMap) -> ErrorList {
+        validate_config_map(cm)
+    }
+
     fn validate_update(&self, new: &ConfigMap, old: &ConfigMap) -> ErrorList {
-        frozen(
+        let mut errs = validate_config_map(new);
+        errs.extend(frozen(
             old.immutable,
             new.immutable,
             &[
                 ("data", new.data != old.data),
                 ("binaryData", new.binary_data != old.binary_data),
             ],
-        )
+        ));
+        errs
     }
 
     fn table_cell(&self, column: &str, cm: &ConfigMap) -> Option<Value> {
@@ -102,12 +191,17 @@ impl Hooks<Secret> for SecretHooks {
         fold_string_data(new);
     }
 
+    fn validate(&self, secret: &Secret) -> ErrorList {
+        validate_data(&[("data", secret.data.as_ref())], |_, v| decoded_len(v))
+    }
+
     fn validate_update(&self, new: &Secret, old: &Secret) -> ErrorList {
-        let mut errs = frozen(
+        let mut errs = validate_data(&[("data", new.data.as_ref())], |_, v| decoded_len(v));
+        errs.extend(frozen(
             old.immutable,
             new.immutable,
             &[("data", new.data != old.data)],
-        );
+        ));
         if new.r#type != old.r#type {
             errs.push(FieldError::invalid(
                 &FieldPath::new("type"),

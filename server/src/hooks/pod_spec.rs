@@ -240,6 +240,34 @@ fn validate_containers<'a>(
         if image.is_empty() {
             errs.push(FieldError::required(&at.child("image"), ""));
         }
+        // validateContainerPorts: a containerPort in 1-65535, a hostPort too if set,
+        // a known protocol.
+        for (j, port) in c.ports.iter().flatten().enumerate() {
+            let port_path = at.child("ports").index(j);
+            if port.container_port == 0 {
+                errs.push(FieldError::required(&port_path.child("containerPort"), ""));
+            }
+            for (field, value) in [
+                ("containerPort", port.container_port),
+                ("hostPort", port.host_port.unwrap_or(0)),
+            ] {
+                if value != 0 {
+                    for msg in super::service::port_num_errors(value) {
+                        errs.push(FieldError::invalid(&port_path.child(field), value, msg));
+                    }
+                }
+            }
+            if let Some(protocol) = port.protocol.as_deref() {
+                let allowed = ["SCTP", "TCP", "UDP"];
+                if !allowed.contains(&protocol) {
+                    errs.push(FieldError::not_supported(
+                        &port_path.child("protocol"),
+                        protocol,
+                        &strings(&allowed),
+                    ));
+                }
+            }
+        }
         if let Some(policy) = c.image_pull_policy.as_deref() {
             let allowed = ["Always", "IfNotPresent", "Never"];
             if !allowed.contains(&policy) {
@@ -278,6 +306,14 @@ pub fn validate_controller_template(
     path: &FieldPath,
 ) -> ErrorList {
     let mut errs = ErrorList::new();
+    // The template's labels are labels (ValidatePodTemplateSpec's ObjectMeta check).
+    if let Some(labels) = template_labels(template) {
+        let labels = serde_json::to_value(labels).unwrap_or_default();
+        errs.extend(kapi_core::meta::validate_labels(
+            Some(&labels),
+            &path.child("metadata").child("labels"),
+        ));
+    }
     errs.extend(check_selects_template(template, selector, path));
     if let Some(spec) = template.spec.as_ref() {
         let spec_path = path.child("spec");

@@ -333,6 +333,14 @@ fn validate_service(svc: &Service) -> ErrorList {
     if ports.is_empty() && !headless && t != EXTERNAL_NAME {
         errs.push(FieldError::required(&spec_path.child("ports"), ""));
     }
+    // The selector is a set of labels, validated as labels are.
+    if let Some(selector) = &spec.selector {
+        let selector = serde_json::to_value(selector).unwrap_or_default();
+        errs.extend(kapi_core::meta::validate_labels(
+            Some(&selector),
+            &spec_path.child("selector"),
+        ));
+    }
     match t {
         "" => errs.push(FieldError::required(&spec_path.child("type"), "")),
         CLUSTER_IP | NODE_PORT | LOAD_BALANCER => {}

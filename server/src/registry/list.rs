@@ -68,27 +68,55 @@ pub fn encode_continue(revision: i64, start: &str) -> String {
     BASE64.encode(json!({"v": "meta.k8s.io/v1", "rv": revision, "start": start}).to_string())
 }
 
-/// Reads a client's `continue` token back into the revision and start key that
-/// [`encode_continue`] wrote; 400 for anything else. Public for the fuzz target, since
-/// the token is untrusted input.
-pub fn decode_continue(token: &str) -> Result<(i64, String), ApiError> {
-    let invalid = |why: &str| ApiError::bad_request(format!("continue key is not valid: {why}"));
+/// A decoded `continue` token: the revision to read at (`None`: the latest, for the
+/// `rv: -1` continuation of an expired token) and the start key relative to the list's
+/// prefix. Errors are kube-apiserver's 400 `invalid continue token: ...`. Public for
+/// the fuzz target, since the token is untrusted input.
+pub fn decode_continue(token: &str) -> Result<(Option<i64>, String), ApiError> {
+    let invalid = |why: &str| {
+        ApiError::bad_request(format!(
+            "invalid continue token: continue key is not valid{why}"
+        ))
+    };
     let bytes = BASE64
         .decode(token)
-        .map_err(|_| invalid("incorrect encoded start resourceVersion (version meta.k8s.io/v1)"))?;
-    let v: Value = serde_json::from_slice(&bytes).map_err(|_| invalid("not JSON"))?;
+        .map_err(|e| invalid(&format!(": {e}")))?;
+    let v: Value = serde_json::from_slice(&bytes).map_err(|e| invalid(&format!(": {e}")))?;
     if v["v"] != "meta.k8s.io/v1" {
-        return Err(invalid("server does not recognize this encoded key"));
+        return Err(invalid(&format!(
+            ": server does not recognize this encoded version {}",
+            v["v"].as_str().unwrap_or_default()
+        )));
     }
-    let rv = v["rv"]
-        .as_i64()
-        .filter(|rv| *rv > 0)
-        .ok_or_else(|| invalid("incorrect encoded start resourceVersion"))?;
+    let rv = v["rv"].as_i64().filter(|rv| *rv != 0).ok_or_else(|| {
+        invalid(": incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
+    })?;
     let start = v["start"].as_str().unwrap_or("");
-    if start.is_empty() || start.contains("..") || start.starts_with('/') {
-        return Err(invalid("invalid start"));
+    if start.is_empty() {
+        return Err(invalid(
+            ": encoded start key empty (version meta.k8s.io/v1)",
+        ));
     }
-    Ok((rv, start.to_string()))
+    if start.contains("..") || start.starts_with('/') {
+        return Err(invalid(&format!(": {start}")));
+    }
+    // kube-apiserver: a negative revision continues at the latest one.
+    Ok(((rv > 0).then_some(rv), start.to_string()))
+}
+
+/// kube-apiserver's 410 for a continue token whose revision was compacted: with a
+/// token that goes on from the same key at the latest revision, so a client may finish
+/// the list inconsistently instead of starting over.
+fn continue_expired(start: &str) -> ApiError {
+    ApiError::expired(
+        "The provided continue parameter is too old to display a consistent list result. \
+         You can start a new list without the continue parameter, or use the continue token \
+         in this response to retrieve the remainder of the results. Continuing with the \
+         provided token results in an inconsistent list - objects that were created, \
+         modified, or deleted between the time the first chunk was returned and now may show \
+         up in the list.",
+    )
+    .with_continue(encode_continue(-1, start))
 }
 
 /// One object of an [`ObjectList`]: as stored, and parsed if the selectors needed it.
@@ -187,6 +215,7 @@ impl Store {
         )?;
         let prefix = keys::list_prefix(self.prefix(), namespace);
         let (mut read_at, mut start_key) = (opts.read_at, None);
+        let mut continued_from = None;
         if let Some(token) = &opts.continue_token {
             if opts.read_at != ReadAt::Latest {
                 return Err(ApiError::bad_request(
@@ -194,8 +223,9 @@ impl Store {
                 ));
             }
             let (rv, start) = decode_continue(token)?;
-            read_at = ReadAt::Exact(rv);
+            read_at = rv.map_or(ReadAt::Latest, ReadAt::Exact);
             start_key = Some(format!("{prefix}{start}"));
+            continued_from = Some(start);
         }
         let mut items = Vec::new();
         let mut revision = None;
@@ -209,13 +239,16 @@ impl Store {
                 start_key: start_key.clone(),
                 limit: want,
             };
-            let page = self.storage().list(&request).await.map_err(|e| {
-                if opts.continue_token.is_some() && matches!(e, kapi_storage::StorageError::Expired { .. }) {
-                    ApiError::expired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
-                } else {
-                    ApiError::from_storage(info, "", &e)
-                }
-            })?;
+            let page =
+                self.storage()
+                    .list(&request)
+                    .await
+                    .map_err(|e| match (&continued_from, e) {
+                        (Some(start), kapi_storage::StorageError::Expired { .. }) => {
+                            continue_expired(start)
+                        }
+                        (_, e) => ApiError::from_storage(info, "", &e),
+                    })?;
             revision.get_or_insert(page.revision);
             let last_key = page.items.last().map(|kv| kv.key.clone());
             for kv in page.items {
@@ -318,9 +351,24 @@ mod tests {
         let t = encode_continue(42, "default/w1\u{0}");
         assert_eq!(
             decode_continue(&t).unwrap(),
-            (42, "default/w1\u{0}".to_string())
+            (Some(42), "default/w1\u{0}".to_string())
         );
-        assert_eq!(decode_continue("!!").unwrap_err().code, 400);
+        // The continuation of an expired token reads the latest revision.
+        assert_eq!(
+            decode_continue(&encode_continue(-1, "default/w1\u{0}")).unwrap(),
+            (None, "default/w1\u{0}".to_string())
+        );
+        let garbage = decode_continue("!!").unwrap_err();
+        assert_eq!(garbage.code, 400);
+        assert!(
+            garbage
+                .message
+                .starts_with("invalid continue token: continue key is not valid: "),
+            "{}",
+            garbage.message
+        );
+        let zero = BASE64.encode(json!({"v": "meta.k8s.io/v1", "rv": 0, "start": "x"}).to_string());
+        assert_eq!(decode_continue(&zero).unwrap_err().code, 400);
         let escaping =
             BASE64.encode(json!({"v": "meta.k8s.io/v1", "rv": 1, "start": "../x"}).to_string());
         assert_eq!(decode_continue(&escaping).unwrap_err().code, 400);

@@ -207,6 +207,10 @@ impl Store {
     /// namespace against the request's, as kube-apiserver's handlers do.
     fn check_identity(&self, obj: &mut Value, namespace: Option<&str>) -> Result<(), ApiError> {
         let info = self.info();
+        // `null` decodes to an empty object, as Go's decoder leaves one.
+        if obj.is_null() {
+            *obj = json!({});
+        }
         let Some(map) = obj.as_object_mut() else {
             return Err(ApiError::bad_request(format!(
                 "the body of the request is not a {} object",
@@ -214,6 +218,18 @@ impl Store {
             )));
         };
         let api_version = info.api_version();
+        // Not a string at all is a body that does not decode (400), as in kube.
+        for field in ["apiVersion", "kind"] {
+            if map
+                .get(field)
+                .is_some_and(|v| !v.is_string() && !v.is_null())
+            {
+                return Err(ApiError::bad_request(format!(
+                    "the body of the request is not a {} object: {field} must be a string",
+                    info.kind
+                )));
+            }
+        }
         match map.get("apiVersion").and_then(Value::as_str) {
             None | Some("") => {
                 map.insert("apiVersion".into(), json!(api_version));
@@ -468,6 +484,17 @@ impl Store {
                     let kv = attempts.current();
             let old = decode_kv(&info, kv)?;
             let mut new = compute(&old)?;
+            // A uid that is sent must be the object's: it is immutable (kube keeps the
+            // stored one only when none is sent).
+            let sent_uid = meta_str(&new, "uid");
+            if !sent_uid.is_empty() && sent_uid != meta_str(&old, "uid") {
+                let errs = vec![FieldError::invalid(
+                    &FieldPath::new("metadata.uid"),
+                    sent_uid,
+                    "field is immutable",
+                )];
+                return Err(ApiError::invalid(&info, name, &errs));
+            }
             self.check_identity(&mut new, namespace)?;
             if object::name(&new) != name {
                 return Err(ApiError::bad_request(format!(
@@ -653,8 +680,23 @@ impl Store {
         sub: Subresource,
         opts: &WriteOptions,
     ) -> Result<Written, ApiError> {
-        self.update_with(namespace, name, sub, opts, |_| Ok(obj.clone()))
-            .await
+        let info = self.info();
+        self.update_with(namespace, name, sub, opts, |current| {
+            // The uid of a replacement is a precondition, as kube-apiserver's update
+            // handler makes it: 409 when it is not the stored object's.
+            let (sent, stored) = (meta_str(&obj, "uid"), meta_str(current, "uid"));
+            if !sent.is_empty() && sent != stored {
+                return Err(ApiError::conflict(
+                    info,
+                    name,
+                    &format!(
+                        "Precondition failed: UID in precondition: {sent}, UID in object meta: {stored}"
+                    ),
+                ));
+            }
+            Ok(obj.clone())
+        })
+        .await
     }
 
     /// `DELETE .../{name}`: checks preconditions, then deletes the object, or, when it
