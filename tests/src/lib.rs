@@ -275,11 +275,6 @@ impl Kapi {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    /// The server's process id (its memory is in `/proc/<pid>/status`).
-    pub fn pid(&self) -> Option<u32> {
-        self.child.as_ref().map(Child::id)
-    }
-
     /// A raw TLS connection to the server that speaks HTTP/1.1 (by ALPN), presenting the
     /// kubeconfig's admin certificate when `with_certificate`, for requests no client
     /// library sends: slow, partial or abandoned ones. Reads time out after 60 s.
@@ -381,7 +376,7 @@ impl Kapi {
         &self.backend
     }
 
-    /// The server's process id, while it runs.
+    /// The server's process id, while it runs (its memory is in `/proc/<pid>/status`).
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(Child::id)
     }

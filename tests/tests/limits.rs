@@ -236,7 +236,11 @@ fn bodies_and_objects_over_their_limits_get_413() {
         JSON,
         Some(&configmap("huge-data", &"y".repeat(2_000_000))),
     );
-    assert_eq!((code, status["reason"].as_str()), (422, Some("Invalid")), "{status}");
+    assert_eq!(
+        (code, status["reason"].as_str()),
+        (422, Some("Invalid")),
+        "{status}"
+    );
     // Nothing of either was stored; an object under the limits is.
     assert_eq!(
         kapi.request("GET", &format!("{widgets}/huge-object"), JSON, None)

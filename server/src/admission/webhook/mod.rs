@@ -584,6 +584,7 @@ fn internal(error: &str) -> ApiError {
         reason: "InternalError",
         message: format!("Internal error occurred: {error}"),
         details: Some(json!({"causes": [{"message": error}]})),
+        continue_token: None,
     }
 }
 

@@ -250,6 +250,7 @@ pub fn denial(webhook: &str, status: Option<&Value>) -> ApiError {
         reason,
         message,
         details: status.get("details").filter(|d| d.is_object()).cloned(),
+        continue_token: None,
     }
 }
 
