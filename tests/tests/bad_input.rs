@@ -229,7 +229,7 @@ fn yaml_bomb(levels: usize) -> String {
         let prev = format!("*a{}", i - 1);
         doc.push_str(&format!(
             "a{i}: &a{i} [{}]\n",
-            vec![prev.as_str(); 10].join(",")
+            [prev.as_str(); 10].join(",")
         ));
     }
     doc
@@ -3023,15 +3023,15 @@ fn set_pointer(v: &mut Value, pointer: &str, value: Value) {
     let parts: Vec<&str> = pointer.trim_start_matches('/').split('/').collect();
     for (i, part) in parts.iter().enumerate() {
         let last = i == parts.len() - 1;
-        if let Ok(n) = part.parse::<usize>() {
-            if cur.as_array().is_some_and(|items| n < items.len()) {
-                if last {
-                    cur[n] = value;
-                    return;
-                }
-                cur = &mut cur[n];
-                continue;
+        if let Ok(n) = part.parse::<usize>()
+            && cur.as_array().is_some_and(|items| n < items.len())
+        {
+            if last {
+                cur[n] = value;
+                return;
             }
+            cur = &mut cur[n];
+            continue;
         }
         if !cur.is_object() {
             *cur = json!({});
@@ -3052,10 +3052,10 @@ fn remove_pointer(v: &mut Value, pointer: &str) {
             m.remove(last);
         }
         Some(Value::Array(a)) => {
-            if let Ok(n) = last.parse::<usize>() {
-                if n < a.len() {
-                    a.remove(n);
-                }
+            if let Ok(n) = last.parse::<usize>()
+                && n < a.len()
+            {
+                a.remove(n);
             }
         }
         _ => {}
@@ -3280,7 +3280,8 @@ fn generated_case(seed: u64) -> Case {
             let mut path = collection.to_string();
             for _ in 0..1 + rng.below(4) {
                 path.push('/');
-                path.push_str(*rng.pick(&segments[..]));
+                let segment: &&str = rng.pick(&segments[..]);
+                path.push_str(segment);
             }
             if rng.chance(50) {
                 path = path.replacen("default", &urlencode(&rng.garbage()), 1);
