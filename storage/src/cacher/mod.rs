@@ -308,8 +308,8 @@ fn closed_error() -> StorageError {
 ///   has seen every write made through this `Cacher` (read-your-writes; it waits at
 ///   most [`CacherConfig::freshness_timeout`], then asks the inner storage);
 /// - `get`/`list` under the prefix with [`ReadAt::NotOlderThan`], once the cache has
-///   seen that revision (same bound; a revision beyond the inner storage's current
-///   one goes straight to the inner storage, which answers `TooLargeRevision`);
+///   seen that revision (same bound; a revision the inner storage has not reached by
+///   then is its to answer, `TooLargeRevision`);
 /// - `watch` of the prefix or any prefix under it from a revision the event window
 ///   still covers. An older revision is watched on the inner storage, which replays
 ///   its history (the embedded backend keeps it until compaction) or answers
@@ -475,14 +475,9 @@ impl Cacher {
                 return true;
             }
         }
-        // A revision the inner storage has not reached yet will not come soon: let it
-        // answer (TooLargeRevision) rather than wait.
-        if let ReadAt::NotOlderThan(revision) = read_at {
-            match self.shared.inner.current_revision().await {
-                Ok(current) if current >= revision => {}
-                _ => return false,
-            }
-        }
+        // Waited for even when the inner storage has not reached it yet, as
+        // kube-apiserver's cacher waits: a write may bring it within the bound; if not,
+        // the inner storage answers (TooLargeRevision, a 504).
         matches!(
             tokio::time::timeout(
                 self.shared.config.freshness_timeout,
