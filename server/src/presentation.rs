@@ -94,3 +94,87 @@ pub fn to_yaml(value: &Value) -> String {
     let body = out.strip_prefix("---\n").unwrap_or(&out);
     format!("{body}\n")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::to_yaml;
+    use crate::endpoints::negotiation::decode_body;
+    use serde_json::{Value, json};
+
+    /// Whatever the server answers in YAML reads back as the same document (the body
+    /// fuzz target's property), for strings made of every character up to U+3000 and
+    /// the awkward ones beyond, alone, with text around them, and as keys.
+    #[test]
+    fn yaml_answers_read_back_as_sent() {
+        let mut strings: Vec<String> = (0u32..0x3000)
+            .chain([0xfeff, 0xfffe, 0xfffd, 0x1f600, 0x10ffff])
+            .filter_map(char::from_u32)
+            .flat_map(|c| {
+                [
+                    format!("{c}"),
+                    format!("a{c}b"),
+                    format!("{c} x"),
+                    format!("- {c}"),
+                ]
+            })
+            .collect();
+        for s in [
+            "", " ", "-", "- ", "---", "...", "? x", ": x", "x: y", "x #y", "1_000", "0b101",
+            "0o17", "0x1F", "+1", "1e3", ".5", "inf", "NaN", "y", "n", "~", "null", "<<", "%TAG",
+            "@x", "`x", "!x", "&a", "*a", "|", ">", "\"", "'", "a\nb", "a\n", "\n", "\t", " a",
+            "a ", "a\r\nb", "=", "a:b", "a,b", "[x]", "{x}",
+        ] {
+            strings.push(s.to_string());
+        }
+        for s in &strings {
+            for doc in [
+                json!({ "v": s }),
+                json!({ s.as_str(): 1 }),
+                json!([s, [s], { "k": [s] }]),
+                json!({ "m": { s.as_str(): { s.as_str(): [] } } }),
+            ] {
+                let yaml = to_yaml(&doc);
+                let back = decode_body("application/yaml", yaml.as_bytes()).unwrap_or_else(|e| {
+                    panic!("{doc} as {yaml:?} does not read back: {}", e.message)
+                });
+                assert_eq!(back.value, doc, "{yaml:?}");
+            }
+        }
+        // As deep as a body may nest, arrays, objects and both in turn.
+        let deepest = crate::endpoints::negotiation::MAX_NESTING;
+        for doc in [
+            (1..deepest).fold(json!([1]), |v, _| json!([v])),
+            (1..deepest).fold(json!({"k": "v"}), |v, _| json!({"k": v})),
+            (1..deepest).fold(json!([]), |v, i| {
+                if i % 2 == 0 {
+                    json!([v, "x"])
+                } else {
+                    json!({"": v, "a": {}})
+                }
+            }),
+        ] {
+            let yaml = to_yaml(&doc);
+            let back = decode_body("application/yaml", yaml.as_bytes())
+                .unwrap_or_else(|e| panic!("{yaml:?} does not read back: {}", e.message));
+            assert_eq!(back.value, doc);
+        }
+        // Numbers come back as the same f64 (YAML has no integers beyond i64).
+        for doc in [
+            json!(1.5e300),
+            json!(-0.0),
+            json!(1e-7),
+            json!(u64::MAX),
+            json!(i64::MIN),
+            json!({"a": [], "b": {}, "c": [[]], "d": [{}], "e": null}),
+            Value::Null,
+        ] {
+            let yaml = to_yaml(&doc);
+            let back = decode_body("application/yaml", yaml.as_bytes())
+                .unwrap_or_else(|e| panic!("{doc} as {yaml:?} does not read back: {}", e.message));
+            match doc.as_f64() {
+                Some(n) => assert_eq!(back.value.as_f64(), Some(n), "{yaml:?}"),
+                None => assert_eq!(back.value, doc, "{yaml:?}"),
+            }
+        }
+    }
+}
