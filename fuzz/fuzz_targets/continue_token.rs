@@ -33,7 +33,10 @@ fuzz_target!(|data: &[u8]| {
         let key = String::from_utf8_lossy(key);
         let token = encode_continue(revision, &key);
         match decode_continue(&token) {
-            Ok(decoded) => assert_eq!(decoded, ((revision > 0).then_some(revision), key.to_string())),
+            Ok(decoded) => assert_eq!(
+                decoded,
+                ((revision > 0).then_some(revision), key.to_string())
+            ),
             Err(_) => assert!(
                 revision == 0 || key.is_empty() || key.contains("..") || key.starts_with('/'),
                 "({revision}, {key:?}) encodes to a token that does not decode"

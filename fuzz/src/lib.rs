@@ -14,7 +14,9 @@ use kapi_core::{ErrorList, FieldError, FieldPath, ObjectStrategy, ResourceInfo};
 use kapi_server::endpoints::negotiation::decode_body;
 use kapi_server::endpoints::patch::PatchType;
 use kapi_server::presentation::to_yaml;
-use kapi_server::registry::object::{meta_str, name, namespace, prune_metadata, set_meta};
+use kapi_server::registry::object::{
+    keep_server_metadata, meta_str, name, namespace, prune_metadata, set_meta,
+};
 use kapi_server::status::ApiError;
 use serde_json::{Value, json};
 
@@ -171,20 +173,7 @@ pub fn update(
     unknown_fields(strategy, &new);
     prune_metadata(&mut new);
     strategy.prepare_for_update(&mut new, old);
-    for field in [
-        "uid",
-        "creationTimestamp",
-        "deletionTimestamp",
-        "deletionGracePeriodSeconds",
-    ] {
-        let keep = old.pointer(&format!("/metadata/{field}")).cloned();
-        set_meta(&mut new, field, keep);
-    }
-    set_meta(
-        &mut new,
-        "resourceVersion",
-        Some(json!(meta_str(old, "resourceVersion"))),
-    );
+    keep_server_metadata(&mut new, old);
     let mut errs: ErrorList = validate_object_meta_update(
         new.get("metadata"),
         old.get("metadata"),

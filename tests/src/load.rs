@@ -48,6 +48,37 @@ impl Rng {
     }
 }
 
+/// One request whose transport may fail (a server killed under it): `Err` is an
+/// indeterminate outcome, `Ok` the status code and the body (JSON, or the text as a
+/// string).
+pub fn call(
+    agent: &ureq::Agent,
+    method: &str,
+    url: &str,
+    body: Option<&Value>,
+) -> Result<(u16, Value), String> {
+    let builder = ureq::http::Request::builder().method(method).uri(url);
+    let res = match body {
+        Some(b) => agent.run(
+            builder
+                .header("Content-Type", "application/json")
+                .body(serde_json::to_vec(b).expect("JSON"))
+                .expect("a request"),
+        ),
+        None => agent.run(builder.body(()).expect("a request")),
+    }
+    .map_err(|e| e.to_string())?;
+    let code = res.status().as_u16();
+    let text = res
+        .into_body()
+        .read_to_string()
+        .map_err(|e| e.to_string())?;
+    Ok((
+        code,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    ))
+}
+
 /// The replicas clients talk to: each one's current URL (it changes when a replica
 /// restarts) and an HTTP client trusting its CA.
 pub struct Endpoints {
@@ -99,26 +130,7 @@ impl Endpoints {
         body: Option<&Value>,
     ) -> Result<(u16, Value), String> {
         let url = format!("{}{path}", self.urls.read().unwrap()[i]);
-        let builder = ureq::http::Request::builder().method(method).uri(&url);
-        let res = match body {
-            Some(b) => self.agents[i].run(
-                builder
-                    .header("Content-Type", "application/json")
-                    .body(serde_json::to_vec(b).expect("JSON"))
-                    .expect("a request"),
-            ),
-            None => self.agents[i].run(builder.body(()).expect("a request")),
-        }
-        .map_err(|e| e.to_string())?;
-        let code = res.status().as_u16();
-        let text = res
-            .into_body()
-            .read_to_string()
-            .map_err(|e| e.to_string())?;
-        Ok((
-            code,
-            serde_json::from_str(&text).unwrap_or(Value::String(text)),
-        ))
+        call(&self.agents[i], method, &url, body)
     }
 
     /// Starts a watch on replica `i`; the reader of its lines.

@@ -2874,21 +2874,16 @@ fn urlencode(v: &str) -> String {
 // ---------------------------------------------------------------------------------
 // The generated set
 
-/// xorshift64*: a tiny deterministic PRNG (no dependency), seeded per case.
-struct Rng(u64);
+/// The load's seeded PRNG ([`kapi_tests::load::Rng`]), seeded per case, with what the
+/// generated set wants of it.
+struct Rng(kapi_tests::load::Rng);
 
 impl Rng {
     fn new(seed: u64) -> Self {
-        // Never zero, and neighbouring seeds far apart.
-        Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+        Self(kapi_tests::load::Rng::new(seed))
     }
     fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        self.0.next_u64()
     }
     fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize

@@ -77,8 +77,8 @@ fn configmap(name: &str, value: &str) -> Value {
         "metadata": {"name": name}, "data": {"v": value}})
 }
 
-/// One request whose transport may fail (the server killed under it): `Err` is an
-/// indeterminate outcome, `Ok` the status code and body.
+/// One request to `url` + `path` ([`kapi_tests::load::call`]): `Err` is an
+/// indeterminate outcome (the server killed under it).
 fn send(
     agent: &ureq::Agent,
     url: &str,
@@ -86,26 +86,7 @@ fn send(
     path: &str,
     body: Option<&Value>,
 ) -> Result<(u16, Value), String> {
-    let builder = ureq::http::Request::builder()
-        .method(method)
-        .uri(format!("{url}{path}"));
-    let res = match body {
-        Some(b) => agent.run(
-            builder
-                .header("Content-Type", JSON)
-                .body(serde_json::to_vec(b).expect("JSON"))
-                .expect("a request"),
-        ),
-        None => agent.run(builder.body(()).expect("a request")),
-    }
-    .map_err(|e| e.to_string())?;
-    let code = res.status().as_u16();
-    let text = res
-        .into_body()
-        .read_to_string()
-        .map_err(|e| e.to_string())?;
-    let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
-    Ok((code, value))
+    kapi_tests::load::call(agent, method, &format!("{url}{path}"), body)
 }
 
 /// The highest acknowledged write of a key: its resourceVersion and value.

@@ -125,6 +125,23 @@ const OBJECT_META_FIELDS: &[&str] = &[
     "uid",
 ];
 
+/// Keeps the metadata the server sets (uid, creation and deletion timestamps, the
+/// deletion grace period) from the stored object `old` in its replacement `new`, and
+/// sets `new`'s resourceVersion to `old`'s, whatever the client sent.
+pub fn keep_server_metadata(new: &mut Value, old: &Value) {
+    for field in [
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+    ] {
+        let keep = old.pointer(&format!("/metadata/{field}")).cloned();
+        set_meta(new, field, keep);
+    }
+    let rv = meta_str(old, "resourceVersion").to_string();
+    set_meta(new, "resourceVersion", Some(Value::String(rv)));
+}
+
 /// Removes unknown fields from `metadata`.
 pub fn prune_metadata(obj: &mut Value) {
     if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {

@@ -538,21 +538,7 @@ impl Store {
                     }
                 }
             }
-            // Server-set metadata is kept from the stored object.
-            for field in [
-                "uid",
-                "creationTimestamp",
-                "deletionTimestamp",
-                "deletionGracePeriodSeconds",
-            ] {
-                let keep = old.pointer(&format!("/metadata/{field}")).cloned();
-                set_meta(&mut new, field, keep);
-            }
-            set_meta(
-                &mut new,
-                "resourceVersion",
-                Some(json!(meta_str(&old, "resourceVersion"))),
-            );
+            object::keep_server_metadata(&mut new, &old);
             let mut errs: ErrorList = validate_object_meta_update(
                 new.get("metadata"),
                 old.get("metadata"),
