@@ -59,7 +59,7 @@ fuzz_target!(|data: &[u8]| {
     let query = Query::parse(Some(text));
     let _ = query.list_options();
     let _ = query.watch_options();
-    let _ = query.write_options();
+    let _ = query.write_options("CreateOptions");
     let _ = query.delete_options(None);
     let _ = query.field_selector_with_name("web-0");
     if let Ok(value) = serde_json::from_str::<Value>(text)

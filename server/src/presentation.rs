@@ -63,8 +63,79 @@ pub fn present(
     })
 }
 
-/// A JSON value as a YAML document.
+/// The longest a key may be, escaped, and still be written `key: value`: YAML allows
+/// implicit keys of at most 1024 characters, so a longer one must be explicit (`? key`).
+const IMPLICIT_KEY_LIMIT: usize = 1000;
+
+/// Whether some key of `value` is too long to be an implicit YAML key.
+fn has_long_key(value: &Value) -> bool {
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => {
+                for (k, v) in map {
+                    if k.len() > IMPLICIT_KEY_LIMIT / 6 && escaped(k).len() > IMPLICIT_KEY_LIMIT {
+                        return true;
+                    }
+                    stack.push(v);
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// A string as a double-quoted scalar: JSON's escapes are YAML's too.
+fn escaped(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+/// `value` in YAML's flow style with every key explicit (`{? "k" : v}`), which has no
+/// limit on key length; numbers as the block emitter writes them.
+fn to_flow_yaml(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (k, v)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str("? ");
+                out.push_str(&escaped(k));
+                out.push_str(" : ");
+                to_flow_yaml(v, out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                to_flow_yaml(v, out);
+            }
+            out.push(']');
+        }
+        Value::Number(n) if n.as_i64().is_none() => {
+            let f = n.as_f64().unwrap_or(0.0);
+            out.push_str(&Value::from(f).to_string());
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+/// A JSON value as a YAML document: block style as kube-apiserver writes it, or flow
+/// style with explicit keys when a key is too long to be written `key: value`.
 pub fn to_yaml(value: &Value) -> String {
+    if has_long_key(value) {
+        let mut out = String::new();
+        to_flow_yaml(value, &mut out);
+        out.push('\n');
+        return out;
+    }
     fn convert(v: &Value) -> Yaml<'_> {
         match v {
             Value::Null => Yaml::Value(Scalar::Null),
@@ -100,6 +171,21 @@ mod tests {
     use super::to_yaml;
     use crate::endpoints::negotiation::decode_body;
     use serde_json::{Value, json};
+
+    /// Whether `a` and `b` are the same document, numbers compared as `f64` (YAML has
+    /// no integers beyond `i64`).
+    fn same(a: &Value, b: &Value) -> bool {
+        match (a, b) {
+            (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+            (Value::Array(x), Value::Array(y)) => {
+                x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y))
+            }
+            (Value::Object(x), Value::Object(y)) => {
+                x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+            }
+            _ => a == b,
+        }
+    }
 
     /// Whatever the server answers in YAML reads back as the same document (the body
     /// fuzz target's property), for strings made of every character up to U+3000 and
@@ -157,6 +243,23 @@ mod tests {
             let back = decode_body("application/yaml", yaml.as_bytes())
                 .unwrap_or_else(|e| panic!("{yaml:?} does not read back: {}", e.message));
             assert_eq!(back.value, doc);
+        }
+        // Keys too long to be implicit ones (found by the body fuzz target), plain and
+        // escaped, among others.
+        let long = "k".repeat(1100);
+        let escapes = "\u{1}".repeat(200);
+        for doc in [
+            json!({ long.as_str(): 1, "a": { "b": [long.as_str(), 2.5, u64::MAX] } }),
+            json!([{ "x": { escapes.as_str(): null } }, true]),
+        ] {
+            let yaml = to_yaml(&doc);
+            let back = decode_body("application/yaml", yaml.as_bytes())
+                .unwrap_or_else(|e| panic!("{yaml:?} does not read back: {}", e.message));
+            assert!(
+                same(&back.value, &doc),
+                "{yaml:?} read back as {}",
+                back.value
+            );
         }
         // Numbers come back as the same f64 (YAML has no integers beyond i64).
         for doc in [
