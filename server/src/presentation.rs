@@ -75,7 +75,10 @@ fn has_long_key(value: &Value) -> bool {
             Value::Array(items) => stack.extend(items),
             Value::Object(map) => {
                 for (k, v) in map {
-                    if k.len() > IMPLICIT_KEY_LIMIT / 6 && escaped(k).len() > IMPLICIT_KEY_LIMIT {
+                    // Escaped, a character is at most 6 (`\u0013`): short keys fit.
+                    if k.len() * 6 > IMPLICIT_KEY_LIMIT
+                        && quoted(k).chars().count() > IMPLICIT_KEY_LIMIT
+                    {
                         return true;
                     }
                     stack.push(v);
@@ -87,9 +90,27 @@ fn has_long_key(value: &Value) -> bool {
     false
 }
 
-/// A string as a double-quoted scalar: JSON's escapes are YAML's too.
-fn escaped(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_default()
+/// A string as a YAML double-quoted scalar: every character YAML does not allow raw
+/// (`c-printable`: controls, DEL, C1 controls, the noncharacters U+FFFE and U+FFFF,
+/// the byte order mark) escaped as `\uXXXX`, and `"` and `\`. At least as long as the
+/// block emitter's quoting of the same string.
+fn quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            ' '..='~'
+            | '\u{a0}'..='\u{d7ff}'
+            | '\u{e000}'..='\u{fefe}'
+            | '\u{ff00}'..='\u{fffd}' => out.push(c),
+            c if u32::from(c) >= 0x10000 => out.push(c),
+            c => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// `value` in YAML's flow style with every key explicit (`{? "k" : v}`), which has no
@@ -103,7 +124,7 @@ fn to_flow_yaml(value: &Value, out: &mut String) {
                     out.push_str(", ");
                 }
                 out.push_str("? ");
-                out.push_str(&escaped(k));
+                out.push_str(&quoted(k));
                 out.push_str(" : ");
                 to_flow_yaml(v, out);
             }
@@ -123,6 +144,7 @@ fn to_flow_yaml(value: &Value, out: &mut String) {
             let f = n.as_f64().unwrap_or(0.0);
             out.push_str(&Value::from(f).to_string());
         }
+        Value::String(text) => out.push_str(&quoted(text)),
         scalar => out.push_str(&scalar.to_string()),
     }
 }
@@ -248,9 +270,11 @@ mod tests {
         // escaped, among others.
         let long = "k".repeat(1100);
         let escapes = "\u{1}".repeat(200);
+        let mixed = "\u{13}\u{7f}\u{85}\u{9f}\u{feff}\u{fffe}\"\\é😀".repeat(40);
         for doc in [
             json!({ long.as_str(): 1, "a": { "b": [long.as_str(), 2.5, u64::MAX] } }),
             json!([{ "x": { escapes.as_str(): null } }, true]),
+            json!({ mixed.as_str(): mixed.as_str(), "k": [mixed.as_str()] }),
         ] {
             let yaml = to_yaml(&doc);
             let back = decode_body("application/yaml", yaml.as_bytes())
