@@ -6,7 +6,6 @@
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use futures_util::StreamExt;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use kapi_auth::authz::PolicySnapshot;
 use serde_json::Value;
@@ -14,7 +13,8 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::registry::watch::WatchEventType;
-use crate::registry::{Registry, Subresource, WatchOptions, WriteOptions};
+use crate::registry::watch::{KindChange, watch_kinds};
+use crate::registry::{Registry, Subresource, WriteOptions};
 
 const GROUP: &str = "rbac.authorization.k8s.io";
 const KINDS: [&str; 4] = [
@@ -56,11 +56,6 @@ pub fn start(
     (policy, synced_rx, task)
 }
 
-enum Change {
-    Event(&'static str, WatchEventType, Value),
-    Ended,
-}
-
 async fn run(
     registry: Arc<Registry>,
     policy: Arc<LivePolicy>,
@@ -71,37 +66,8 @@ async fn run(
         // Each round starts from the stored state; a watch that ends (compaction, a
         // storage outage) starts a new round.
         let (tx, mut rx) = mpsc::channel(1024);
-        let mut watchers = Vec::new();
-        let mut pending = KINDS.len();
-        for kind in KINDS {
-            let Some(store) = registry.get(GROUP, "v1", kind) else {
-                pending -= 1;
-                continue;
-            };
-            let tx = tx.clone();
-            watchers.push(tokio::spawn(async move {
-                let opts = WatchOptions {
-                    send_initial_events: true,
-                    allow_bookmarks: true,
-                    ..WatchOptions::default()
-                };
-                match store.watch(None, &opts).await {
-                    Ok(mut events) => {
-                        while let Some(e) = events.next().await {
-                            if tx
-                                .send(Change::Event(kind, e.type_, e.object))
-                                .await
-                                .is_err()
-                            {
-                                return;
-                            }
-                        }
-                    }
-                    Err(e) => tracing::warn!(kind, error = %e, "watching the RBAC policy"),
-                }
-                let _ = tx.send(Change::Ended).await;
-            }));
-        }
+        let (watchers, missing) = watch_kinds(&registry, GROUP, &KINDS, &tx, "the RBAC policy");
+        let mut pending = KINDS.len() - missing;
         drop(tx);
         let mut snapshot = PolicySnapshot::new();
         let mut ended = false;
@@ -120,8 +86,8 @@ async fn run(
             // Everything already queued goes into one snapshot.
             while let Some(c) = change.take().or_else(|| rx.try_recv().ok()) {
                 match c {
-                    Change::Ended => ended = true,
-                    Change::Event(kind, type_, object) => {
+                    KindChange::Ended => ended = true,
+                    KindChange::Event(kind, type_, object) => {
                         if type_ == WatchEventType::Bookmark {
                             if object["metadata"]["annotations"]["k8s.io/initial-events-end"]
                                 == "true"

@@ -336,3 +336,54 @@ async fn initial_events(
         }
     }
 }
+
+/// What [`watch_kinds`] sends: an event of one of the kinds (its plural first), or the
+/// end of one kind's watch.
+pub enum KindChange {
+    /// An event, initial ones and bookmarks included.
+    Event(&'static str, WatchEventType, Value),
+    /// A kind's watch ended (compaction, a storage outage, an error starting it).
+    Ended,
+}
+
+/// Watches every object of each of `kinds` (plurals of `group`/v1) from their current
+/// state (initial events, then a bookmark marked `k8s.io/initial-events-end`) into
+/// `tx`, each in a task of its own; `what` names the watcher in the log. Returns the
+/// tasks and how many kinds are not served (they send nothing).
+pub fn watch_kinds(
+    registry: &super::Registry,
+    group: &str,
+    kinds: &[&'static str],
+    tx: &mpsc::Sender<KindChange>,
+    what: &'static str,
+) -> (Vec<tokio::task::JoinHandle<()>>, usize) {
+    let mut tasks = Vec::new();
+    let mut missing = 0;
+    for &kind in kinds {
+        let Some(store) = registry.get(group, "v1", kind) else {
+            missing += 1;
+            continue;
+        };
+        let tx = tx.clone();
+        tasks.push(tokio::spawn(async move {
+            let opts = WatchOptions {
+                send_initial_events: true,
+                allow_bookmarks: true,
+                ..WatchOptions::default()
+            };
+            match store.watch(None, &opts).await {
+                Ok(mut events) => {
+                    while let Some(e) = events.next().await {
+                        let change = KindChange::Event(kind, e.type_, e.object);
+                        if tx.send(change).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+                Err(e) => tracing::warn!(kind, error = %e, "watching {what}"),
+            }
+            let _ = tx.send(KindChange::Ended).await;
+        }));
+    }
+    (tasks, missing)
+}

@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use futures_util::StreamExt;
 use kapi_core::schema::cel::Expression;
 use kapi_core::selector::LabelSelector;
 use serde_json::Value;
@@ -16,8 +15,9 @@ use tokio::task::JoinHandle;
 
 use super::client::Endpoint;
 use super::matching::Rule;
+use crate::registry::Registry;
 use crate::registry::watch::WatchEventType;
-use crate::registry::{Registry, WatchOptions};
+use crate::registry::watch::{KindChange, watch_kinds};
 
 const GROUP: &str = "admissionregistration.k8s.io";
 const MUTATING: &str = "mutatingwebhookconfigurations";
@@ -194,11 +194,6 @@ pub fn start(
     (live, synced_rx, task)
 }
 
-enum Change {
-    Event(&'static str, WatchEventType, Value),
-    Ended,
-}
-
 async fn run(
     registry: Arc<Registry>,
     live: Arc<LiveConfigurations>,
@@ -209,37 +204,14 @@ async fn run(
         // Each round starts from the stored state; a watch that ends (compaction, a
         // storage outage) starts a new round.
         let (tx, mut rx) = mpsc::channel(256);
-        let mut watchers = Vec::new();
-        let mut pending: usize = 2;
-        for kind in [MUTATING, VALIDATING] {
-            let Some(store) = registry.get(GROUP, "v1", kind) else {
-                pending -= 1;
-                continue;
-            };
-            let tx = tx.clone();
-            watchers.push(tokio::spawn(async move {
-                let opts = WatchOptions {
-                    send_initial_events: true,
-                    allow_bookmarks: true,
-                    ..WatchOptions::default()
-                };
-                match store.watch(None, &opts).await {
-                    Ok(mut events) => {
-                        while let Some(e) = events.next().await {
-                            if tx
-                                .send(Change::Event(kind, e.type_, e.object))
-                                .await
-                                .is_err()
-                            {
-                                return;
-                            }
-                        }
-                    }
-                    Err(e) => tracing::warn!(kind, error = %e, "watching webhook configurations"),
-                }
-                let _ = tx.send(Change::Ended).await;
-            }));
-        }
+        let (watchers, missing) = watch_kinds(
+            &registry,
+            GROUP,
+            &[MUTATING, VALIDATING],
+            &tx,
+            "webhook configurations",
+        );
+        let mut pending = 2 - missing;
         drop(tx);
         if pending == 0 {
             synced.send_if_modified(|s| !std::mem::replace(s, true));
@@ -259,14 +231,14 @@ async fn run(
             // Everything already queued goes into one snapshot.
             while let Some(c) = change.take().or_else(|| rx.try_recv().ok()) {
                 match c {
-                    Change::Ended => ended = true,
-                    Change::Event(_, WatchEventType::Bookmark, object) => {
+                    KindChange::Ended => ended = true,
+                    KindChange::Event(_, WatchEventType::Bookmark, object) => {
                         if object["metadata"]["annotations"]["k8s.io/initial-events-end"] == "true"
                         {
                             pending = pending.saturating_sub(1);
                         }
                     }
-                    Change::Event(kind, type_, object) => stored.apply(kind, type_, &object),
+                    KindChange::Event(kind, type_, object) => stored.apply(kind, type_, &object),
                 }
             }
             // The first snapshot waits for both kinds: until then the previous round's
