@@ -150,30 +150,105 @@ impl Event {
 /// Encodings of one [`Event`], memoised under keys the consumer chooses (a hash of the
 /// format, version and event type, say). Clones share the memo. Derived data: two
 /// events are equal whatever their memos hold.
+///
+/// The memo counts the bytes it holds ([`Encodings::bytes`]), and the watch cache that
+/// keeps the event bills them to its memory budget as they are made.
 #[derive(Clone, Default)]
-pub struct Encodings(Arc<Mutex<Vec<(u64, Bytes)>>>);
+pub struct Encodings(Arc<Memo>);
+
+/// What [`Encodings`] share.
+#[derive(Default)]
+struct Memo {
+    entries: Mutex<Vec<(u64, Bytes)>>,
+    /// Taken after `entries` when both are (never the other way round), and held only
+    /// for arithmetic, so billing never waits for an encoding being made.
+    billing: Mutex<Billing>,
+}
+
+/// The memo's size and who pays for it.
+#[derive(Default)]
+struct Billing {
+    /// The bytes of every memoised encoding, with [`MEMO_ENTRY_OVERHEAD`] each.
+    bytes: usize,
+    /// Charged for each encoding memoised while it is set.
+    meter: Option<Arc<dyn Meter>>,
+}
+
+/// What one memoised encoding costs beyond its bytes: its slot in the memo.
+const MEMO_ENTRY_OVERHEAD: usize = std::mem::size_of::<(u64, Bytes)>();
+
+/// Pays for the encodings memoised in the [`Encodings`] it is billed to (the watch
+/// cache's account of its event window). Called with the memo's billing lock held: it
+/// must be quick and take no lock a biller holds while it calls
+/// [`Encodings::stop_billing`].
+pub(crate) trait Meter: Send + Sync + std::fmt::Debug {
+    /// `bytes` more are held.
+    fn charge(&self, bytes: usize);
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 impl Encodings {
     /// The encoding stored under `key`, made by `encode` if there is none yet. Callers
     /// racing for the same key wait for the first, then share its bytes.
     pub fn get_or_insert_with(&self, key: u64, encode: impl FnOnce() -> Bytes) -> Bytes {
-        let mut memo = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((_, bytes)) = memo.iter().find(|(k, _)| *k == key) {
+        let mut entries = lock(&self.0.entries);
+        if let Some((_, bytes)) = entries.iter().find(|(k, _)| *k == key) {
             return bytes.clone();
         }
         let bytes = encode();
-        memo.push((key, bytes.clone()));
+        entries.push((key, bytes.clone()));
+        let size = bytes.len() + MEMO_ENTRY_OVERHEAD;
+        let mut billing = lock(&self.0.billing);
+        billing.bytes += size;
+        if let Some(meter) = &billing.meter {
+            meter.charge(size);
+        }
         bytes
     }
 
     /// How many encodings are memoised.
     pub fn len(&self) -> usize {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).len()
+        lock(&self.0.entries).len()
     }
 
     /// Whether nothing is memoised yet.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// How many bytes the memoised encodings hold (each counted with its slot in the
+    /// memo).
+    pub fn bytes(&self) -> usize {
+        lock(&self.0.billing).bytes
+    }
+
+    /// Bills later encodings to `meter` and returns the bytes already memoised, which
+    /// the caller charges itself; `None` (and nothing changes) when another meter is
+    /// billed already: the first one pays.
+    pub(crate) fn bill_to(&self, meter: &Arc<dyn Meter>) -> Option<usize> {
+        let mut billing = lock(&self.0.billing);
+        if billing.meter.is_some() {
+            return None;
+        }
+        billing.meter = Some(meter.clone());
+        Some(billing.bytes)
+    }
+
+    /// Stops billing `meter` (if it is the one billed) and returns the bytes memoised
+    /// so far: everything it was charged for, with what [`Encodings::bill_to`]
+    /// returned.
+    pub(crate) fn stop_billing(&self, meter: &Arc<dyn Meter>) -> usize {
+        let mut billing = lock(&self.0.billing);
+        match &billing.meter {
+            Some(billed) if Arc::ptr_eq(billed, meter) => {
+                billing.meter = None;
+                billing.bytes
+            }
+            _ => 0,
+        }
     }
 }
 

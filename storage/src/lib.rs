@@ -24,7 +24,7 @@ pub mod error;
 pub mod etcd;
 pub mod interface;
 
-pub use cacher::{Cacher, CacherConfig, CacherStats};
+pub use cacher::{Cacher, CacherConfig, CacherStats, WatchCacheBudget};
 pub use embedded::{CompactionPolicy, EmbeddedConfig, EmbeddedStorage};
 pub use encryption::{EncryptedStorage, EncryptionConfig};
 pub use error::StorageError;

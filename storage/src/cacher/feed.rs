@@ -8,11 +8,16 @@
 //! past the cache's revision) forces a re-list, which cuts every watcher off. While the
 //! feed has no live inner watch the cache is not ready, and reads go to the inner
 //! storage.
+//!
+//! Beside it, in the same task, the sweeper trims the event window on a timer (every
+//! [`super::CacherConfig::sweep_interval`]) and whenever an encoding takes it over a
+//! byte budget, so that age and compaction free memory when nothing is written.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
+use tokio::time::Instant;
 
 use super::Shared;
 use crate::error::StorageError;
@@ -25,8 +30,49 @@ struct Failure {
     progressed: bool,
 }
 
-/// Runs the feed until the cacher is closed.
+/// Runs the feed and the sweeper until the cacher is closed.
 pub(super) async fn run(shared: Arc<Shared>) {
+    tokio::select! {
+        () = feed(&shared) => {}
+        () = sweep(&shared) => {}
+    }
+}
+
+/// Trims the window every sweep interval, or at once when it went over a budget;
+/// every compaction check interval (while the window holds events) it first asks the
+/// inner storage how far it compacted. Runs until cancelled.
+async fn sweep(shared: &Shared) {
+    let config = &shared.config;
+    let mut tick = tokio::time::interval(config.sweep_interval.max(MIN_SWEEP_INTERVAL));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut checked_compaction = Instant::now();
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            () = shared.account.over_budget.notified() => {}
+        }
+        let now = Instant::now();
+        let mut compacted = None;
+        if now.saturating_duration_since(checked_compaction) >= config.compaction_check_interval
+            && shared.read().state.window_len() > 0
+        {
+            checked_compaction = now;
+            match shared.inner.compacted_revision().await {
+                Ok(revision) => compacted = Some(revision),
+                Err(error) => {
+                    tracing::debug!(prefix = %shared.prefix, %error, "watch cache: compacted revision")
+                }
+            }
+        }
+        shared.trim(Instant::now(), compacted);
+    }
+}
+
+/// The shortest sweep interval taken: a zero one would spin.
+const MIN_SWEEP_INTERVAL: Duration = Duration::from_millis(10);
+
+/// Lists and watches until the cacher is closed.
+async fn feed(shared: &Shared) {
     let mut closed = shared.closed.subscribe();
     let min = shared.config.min_backoff;
     let mut backoff = min;
@@ -35,7 +81,7 @@ pub(super) async fn run(shared: Arc<Shared>) {
         let resume = shared.resume_revision();
         let failure = tokio::select! {
             _ = closed.wait_for(|closed| *closed) => return,
-            failure = run_once(&shared, resume) => failure,
+            failure = run_once(shared, resume) => failure,
         };
         shared.set_ready(false);
         if failure.progressed {

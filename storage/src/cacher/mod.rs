@@ -6,7 +6,12 @@
 //!   from that revision, applied in order. A failed inner watch is resumed from the
 //!   cache's revision (the state stays valid); only `Expired` forces a re-list.
 //! - **State** (`state`): the current [`KeyValue`] of every key under the prefix and a
-//!   window of the last [`CacherConfig::event_window`] events.
+//!   window of the latest events, bounded by count ([`CacherConfig::event_window`]), by
+//!   bytes (the cacher's own [`CacherConfig::budget_bytes`] and a
+//!   [`WatchCacheBudget`] shared by all the cachers of a server), by age
+//!   ([`CacherConfig::event_horizon`], keeping [`CacherConfig::min_events`]) and by
+//!   the inner storage's compaction. The oldest events go first; the feed task sweeps
+//!   the window on a timer, so time and compaction release memory without new writes.
 //! - **Reads**: `ReadAt::Any` and `ReadAt::NotOlderThan` are served from memory, the
 //!   latter once the cache has caught up (waiting at most
 //!   [`CacherConfig::freshness_timeout`]); `Latest` and `Exact` go to the inner storage,
@@ -44,9 +49,12 @@
 //! # Ok(()) }
 //! ```
 
+mod budget;
 mod feed;
 mod state;
 mod watchers;
+
+pub use self::budget::WatchCacheBudget;
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -58,7 +66,8 @@ use futures_util::StreamExt;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use self::state::State;
+use self::budget::Account;
+use self::state::{Evicted, Limits, State};
 use self::watchers::{CutOffReason, Watchers};
 use crate::error::StorageError;
 use crate::interface::{
@@ -66,12 +75,59 @@ use crate::interface::{
     WatchStream,
 };
 
+/// The default of [`CacherConfig::budget_bytes`]: 64 MiB per resource.
+pub const DEFAULT_BUDGET_BYTES: usize = 64 * 1024 * 1024;
+
+/// The default total budget of a server's cachers (what kapi's registry gives the
+/// [`WatchCacheBudget`] it shares): 512 MiB.
+pub const DEFAULT_TOTAL_BUDGET_BYTES: usize = 512 * 1024 * 1024;
+
+/// The default of [`CacherConfig::event_horizon`]: kube-apiserver's `eventFreshDuration`.
+pub const DEFAULT_EVENT_HORIZON: Duration = Duration::from_secs(75);
+
 /// Settings of a [`Cacher`].
+///
+/// The event window, from which watches of a recent revision start without asking the
+/// inner storage, keeps the latest events within every one of these bounds, evicting the
+/// oldest first: at most [`event_window`](Self::event_window) events, at most
+/// [`budget_bytes`](Self::budget_bytes) bytes, within the shared
+/// [`total_budget`](Self::total_budget), nothing at or below the inner storage's
+/// compacted revision, and nothing older than [`event_horizon`](Self::event_horizon)
+/// beyond the newest [`min_events`](Self::min_events). The byte budgets are hard: they
+/// win over `min_events`, down to an empty window. A watch from a revision the window
+/// no longer covers is served by the inner storage, which replays its history or
+/// answers `Expired` (410 in the API), as before.
+///
+/// An event is charged for its key, value and previous value, a fixed overhead of a
+/// few hundred bytes, and every encoding memoised on it ([`crate::Encodings`]), billed
+/// as it is made. The current objects themselves (what lists are served from) are not
+/// counted: the cache must hold them whatever the budget.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CacherConfig {
-    /// How many of the latest events under the prefix the cache keeps, so that watches
-    /// from a recent revision start from memory. Default: 1024.
+    /// The most events under the prefix the window keeps. Default: 1024.
     pub event_window: usize,
+    /// The most bytes this cacher's window holds (`--watch-cache-budget-bytes`).
+    /// Default: [`DEFAULT_BUDGET_BYTES`], 64 MiB.
+    pub budget_bytes: usize,
+    /// A budget shared with other cachers (`--watch-cache-total-budget-bytes`): when
+    /// the windows sharing it hold more, the cacher adding to them evicts its own
+    /// oldest events, down to none. Default: `None`, no shared budget (kapi's registry
+    /// shares one of [`DEFAULT_TOTAL_BUDGET_BYTES`] among all its cachers).
+    pub total_budget: Option<Arc<WatchCacheBudget>>,
+    /// How long an event stays in the window once there are more than
+    /// [`CacherConfig::min_events`] (`--watch-cache-event-horizon`). Default:
+    /// [`DEFAULT_EVENT_HORIZON`], 75 s, as kube-apiserver's `eventFreshDuration`.
+    pub event_horizon: Duration,
+    /// How many of the newest events the horizon leaves in the window, whatever their
+    /// age (not the byte budgets). Default: 100, kube-apiserver's lower bound.
+    pub min_events: usize,
+    /// How often the feed task sweeps the window for events past the horizon.
+    /// Default: 1 second.
+    pub sweep_interval: Duration,
+    /// How often, at most, a sweep asks the inner storage for its compacted revision
+    /// (a quorum read on etcd), and only while the window holds events. Default: 5
+    /// seconds.
+    pub compaction_check_interval: Duration,
     /// How many events one watcher may have waiting before it is cut off with an
     /// `Unavailable` error (its replay from the window does not count). Default: 256.
     pub watcher_buffer: usize,
@@ -95,6 +151,12 @@ impl Default for CacherConfig {
     fn default() -> Self {
         Self {
             event_window: 1024,
+            budget_bytes: DEFAULT_BUDGET_BYTES,
+            total_budget: None,
+            event_horizon: DEFAULT_EVENT_HORIZON,
+            min_events: 100,
+            sweep_interval: Duration::from_secs(1),
+            compaction_check_interval: Duration::from_secs(5),
             watcher_buffer: 256,
             progress_interval: Duration::from_secs(5),
             freshness_timeout: Duration::from_secs(3),
@@ -109,6 +171,43 @@ impl CacherConfig {
     /// Sets [`CacherConfig::event_window`].
     pub fn with_event_window(mut self, events: usize) -> Self {
         self.event_window = events;
+        self
+    }
+
+    /// Sets [`CacherConfig::budget_bytes`].
+    pub fn with_budget_bytes(mut self, bytes: usize) -> Self {
+        self.budget_bytes = bytes;
+        self
+    }
+
+    /// Sets [`CacherConfig::total_budget`]: give every cacher that is to share it a
+    /// clone of the same `Arc`.
+    pub fn with_total_budget(mut self, budget: Arc<WatchCacheBudget>) -> Self {
+        self.total_budget = Some(budget);
+        self
+    }
+
+    /// Sets [`CacherConfig::event_horizon`].
+    pub fn with_event_horizon(mut self, horizon: Duration) -> Self {
+        self.event_horizon = horizon;
+        self
+    }
+
+    /// Sets [`CacherConfig::min_events`].
+    pub fn with_min_events(mut self, events: usize) -> Self {
+        self.min_events = events;
+        self
+    }
+
+    /// Sets [`CacherConfig::sweep_interval`].
+    pub fn with_sweep_interval(mut self, interval: Duration) -> Self {
+        self.sweep_interval = interval;
+        self
+    }
+
+    /// Sets [`CacherConfig::compaction_check_interval`].
+    pub fn with_compaction_check_interval(mut self, interval: Duration) -> Self {
+        self.compaction_check_interval = interval;
         self
     }
 
@@ -162,6 +261,14 @@ pub struct CacherStats {
     pub lists: u64,
     /// Inner watches started again from the cache's revision, without a list.
     pub rewatches: u64,
+    /// Events evicted from the window because it held [`CacherConfig::event_window`].
+    pub evicted_by_count: u64,
+    /// Events evicted from the window to keep within the byte budgets.
+    pub evicted_by_bytes: u64,
+    /// Events evicted from the window because the inner storage compacted them.
+    pub evicted_by_compaction: u64,
+    /// Events evicted from the window because they were older than the horizon.
+    pub evicted_by_age: u64,
 }
 
 /// The atomic counters behind [`CacherStats`].
@@ -174,6 +281,10 @@ struct Counters {
     watchers_cut_off: AtomicU64,
     lists: AtomicU64,
     rewatches: AtomicU64,
+    evicted_by_count: AtomicU64,
+    evicted_by_bytes: AtomicU64,
+    evicted_by_compaction: AtomicU64,
+    evicted_by_age: AtomicU64,
 }
 
 fn bump(counter: &AtomicU64, by: u64) {
@@ -212,6 +323,8 @@ struct Shared {
     /// wait for the cache to reach it, so a client reads its own writes.
     written: AtomicI64,
     stats: Counters,
+    /// What the window holds in bytes (the state charges it; encodings bill it).
+    account: Arc<Account>,
 }
 
 impl Shared {
@@ -248,21 +361,48 @@ impl Shared {
         self.freshness.send_modify(|f| f.revision = revision);
     }
 
-    /// Applies one event of the inner watch and hands it to the watchers.
+    /// Applies one event of the inner watch, hands it to the watchers, and trims the
+    /// window.
     fn apply(&self, event: Event) {
         let event = Arc::new(event);
+        let now = tokio::time::Instant::now();
         let mut core = self.write();
-        if !core.state.apply(&event) {
+        if core.closed || !core.state.apply(&event, now) {
             return;
         }
         let cut = core.watchers.dispatch(&event);
         let revision = core.state.revision();
+        let evicted = core.state.trim(now);
         drop(core);
+        self.count_evicted(evicted);
         if cut > 0 {
             bump(&self.stats.watchers_cut_off, cut);
             tracing::debug!(prefix = %self.prefix, cut, "cut off slow watchers");
         }
         self.freshness.send_modify(|f| f.revision = revision);
+    }
+
+    /// Trims the window at `now`, after learning the inner storage's compacted
+    /// revision when `compacted` is given.
+    fn trim(&self, now: tokio::time::Instant, compacted: Option<Revision>) {
+        let mut core = self.write();
+        if let Some(compacted) = compacted {
+            core.state.set_compacted(compacted);
+        }
+        let evicted = core.state.trim(now);
+        drop(core);
+        self.count_evicted(evicted);
+    }
+
+    /// Counts evictions; the events are dropped here, outside the lock (the last
+    /// reference frees their memory).
+    fn count_evicted(&self, evicted: Evicted) {
+        let c = &self.stats;
+        bump(&c.evicted_by_count, evicted.by_count);
+        bump(&c.evicted_by_bytes, evicted.by_bytes);
+        bump(&c.evicted_by_compaction, evicted.by_compaction);
+        bump(&c.evicted_by_age, evicted.by_age);
+        drop(evicted.events);
     }
 
     /// Moves the cache's revision forward on a progress notification.
@@ -290,6 +430,11 @@ impl Shared {
         let mut core = self.write();
         core.closed = true;
         core.watchers.close_all();
+        // A closed cache serves nothing: give its memory (and its share of the total
+        // budget) back now.
+        let evicted = core.state.clear_window();
+        drop(core);
+        drop(evicted);
     }
 }
 
@@ -350,11 +495,20 @@ impl Cacher {
     ///
     /// Outside a tokio runtime (the feed is a tokio task).
     pub fn new(inner: Arc<dyn Storage>, prefix: &str, config: CacherConfig) -> Self {
+        let account = Arc::new(Account::new(
+            config.budget_bytes,
+            config.total_budget.clone(),
+        ));
+        let limits = Limits {
+            max_events: config.event_window,
+            horizon: config.event_horizon,
+            min_events: config.min_events,
+        };
         let shared = Arc::new(Shared {
             inner,
             prefix: prefix.to_string(),
             core: RwLock::new(Core {
-                state: State::new(config.event_window),
+                state: State::new(limits, account.clone()),
                 watchers: Watchers::default(),
                 relist: false,
                 closed: false,
@@ -364,6 +518,7 @@ impl Cacher {
             closed: watch::Sender::new(false),
             written: AtomicI64::new(0),
             stats: Counters::default(),
+            account,
         });
         let feed = tokio::spawn(feed::run(shared.clone()));
         Self {
@@ -413,7 +568,27 @@ impl Cacher {
             watchers_cut_off: load(&c.watchers_cut_off),
             lists: load(&c.lists),
             rewatches: load(&c.rewatches),
+            evicted_by_count: load(&c.evicted_by_count),
+            evicted_by_bytes: load(&c.evicted_by_bytes),
+            evicted_by_compaction: load(&c.evicted_by_compaction),
+            evicted_by_age: load(&c.evicted_by_age),
         }
+    }
+
+    /// How many events the window holds.
+    pub fn window_events(&self) -> usize {
+        self.shared.read().state.window_len()
+    }
+
+    /// How many bytes the window holds, as charged against the budgets.
+    pub fn window_bytes(&self) -> usize {
+        self.shared.account.used()
+    }
+
+    /// The oldest revision a watch is served from memory after (older ones go to the
+    /// inner storage).
+    pub fn window_start(&self) -> Revision {
+        self.shared.read().state.window_start()
     }
 
     /// How many watches are currently served from the cache.
@@ -605,6 +780,8 @@ impl Storage for Cacher {
             if core.closed {
                 return Err(closed_error());
             }
+            // Learnt for free: the next trim drops what it compacted.
+            core.state.set_compacted(compacted);
             if core.state.is_initialised() && !core.relist && after >= core.state.window_start() {
                 let replay = core.state.events_after(prefix, after);
                 let revision = core.state.revision();
@@ -632,7 +809,11 @@ impl Storage for Cacher {
 
     async fn compact(&self, revision: Revision) -> Result<()> {
         self.check_open()?;
-        self.shared.inner.compact(revision).await
+        self.shared.inner.compact(revision).await?;
+        // What the window holds at or below it serves no watch any more.
+        self.shared
+            .trim(tokio::time::Instant::now(), Some(revision));
+        Ok(())
     }
 
     async fn compacted_revision(&self) -> Result<Revision> {
@@ -642,5 +823,286 @@ impl Storage for Cacher {
 
     async fn close(&self) -> Result<()> {
         Cacher::close(self).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::future::Future;
+
+    use futures_util::StreamExt;
+
+    use super::*;
+    use crate::embedded::{EmbeddedConfig, EmbeddedStorage};
+    use crate::interface::{EventKind, WatchItem};
+
+    const STEP: Duration = Duration::from_secs(15);
+
+    fn store() -> (Arc<EmbeddedStorage>, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let config = EmbeddedConfig::default().without_compaction();
+        let inner = EmbeddedStorage::open_with(dir.path(), config).unwrap();
+        (Arc::new(inner), dir)
+    }
+
+    fn config() -> CacherConfig {
+        CacherConfig::default()
+            .with_backoff(Duration::from_millis(10), Duration::from_millis(200))
+            .with_sweep_interval(Duration::from_millis(20))
+    }
+
+    async fn ready(inner: &Arc<EmbeddedStorage>, prefix: &str, config: CacherConfig) -> Cacher {
+        let cacher = Cacher::new(inner.clone(), prefix, config);
+        assert!(
+            cacher.wait_ready(STEP).await,
+            "the cache never became ready"
+        );
+        cacher
+    }
+
+    /// Waits (polling, bounded) until `done` holds.
+    async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+        let deadline = tokio::time::Instant::now() + STEP;
+        while !done() {
+            assert!(tokio::time::Instant::now() < deadline, "never: {what}");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    async fn caught_up(cacher: &Cacher, revision: Revision) {
+        eventually("the cache caught up", || cacher.revision() >= revision).await;
+    }
+
+    fn value(size: usize, n: usize) -> Bytes {
+        let mut v = format!("{n:08}").into_bytes();
+        v.resize(size, b'x');
+        Bytes::from(v)
+    }
+
+    /// Creates `key` and updates it until `writes` writes were made; the last revision.
+    async fn churn(storage: &dyn Storage, key: &str, size: usize, writes: usize) -> Revision {
+        let mut kv = storage.create(key, value(size, 0)).await.unwrap();
+        for n in 1..writes {
+            kv = storage
+                .update(key, value(size, n), kv.mod_revision)
+                .await
+                .unwrap();
+        }
+        kv.mod_revision
+    }
+
+    /// The revisions of the next `n` events of `stream`.
+    async fn next_revisions(stream: &mut WatchStream, n: usize) -> Vec<Revision> {
+        let mut out = Vec::new();
+        while out.len() < n {
+            let item = tokio::time::timeout(STEP, stream.next())
+                .await
+                .expect("no watch item in time")
+                .expect("the watch ended")
+                .expect("a watch error");
+            if let WatchItem::Event(event) = item {
+                assert_ne!(event.kind, EventKind::Deleted, "{event:?}");
+                out.push(event.revision);
+            }
+        }
+        out
+    }
+
+    fn run<F: Future>(test: F) -> F::Output {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(async { tokio::time::timeout(Duration::from_secs(60), test).await })
+            .expect("test timed out")
+    }
+
+    #[test]
+    fn the_byte_budget_bounds_the_window_and_watches_from_before_it_go_to_the_inner_storage() {
+        run(async {
+            let (inner, _dir) = store();
+            let size = 100_000;
+            // Room for about three events of two 100 kB values each.
+            let cacher = ready(&inner, "/w/", config().with_budget_bytes(700_000)).await;
+            let first = cacher.create("/w/a", value(size, 0)).await.unwrap();
+            let mut last = first.mod_revision;
+            for n in 1..20 {
+                last = cacher
+                    .update("/w/a", value(size, n), last)
+                    .await
+                    .unwrap()
+                    .mod_revision;
+            }
+            caught_up(&cacher, last).await;
+            assert!(
+                cacher.window_bytes() <= 700_000,
+                "{}",
+                cacher.window_bytes()
+            );
+            assert_eq!(cacher.window_events(), 3);
+            assert!(
+                cacher.stats().evicted_by_bytes >= 16,
+                "{:?}",
+                cacher.stats()
+            );
+            // From the window: the last two.
+            let start = cacher.window_start();
+            assert_eq!(start, last - 3);
+            let mut recent = cacher.watch("/w/", last - 2).await.unwrap();
+            assert_eq!(next_revisions(&mut recent, 2).await, [last - 1, last]);
+            assert_eq!(cacher.stats().watches_from_cache, 1);
+            // From before the window: the inner storage replays all of it, in order.
+            let mut old = cacher.watch("/w/", first.mod_revision).await.unwrap();
+            let expected: Vec<_> = (first.mod_revision + 1..=last).collect();
+            assert_eq!(next_revisions(&mut old, expected.len()).await, expected);
+            assert_eq!(cacher.stats().watches_delegated, 1);
+            // Compacted past it: Expired, as the backends answer (410 in the API).
+            inner.compact(last - 5).await.unwrap();
+            let error = match cacher.watch("/w/", first.mod_revision).await {
+                Err(error) => error,
+                Ok(_) => panic!("a watch from a compacted revision started"),
+            };
+            assert!(matches!(error, StorageError::Expired { .. }), "{error:?}");
+            cacher.close().await.unwrap();
+        });
+    }
+
+    #[test]
+    fn time_releases_the_window_without_writes() {
+        run(async {
+            let (inner, _dir) = store();
+            let config = config()
+                .with_event_horizon(Duration::from_millis(300))
+                .with_min_events(2);
+            let cacher = ready(&inner, "/w/", config).await;
+            let last = churn(&cacher, "/w/a", 10_000, 10).await;
+            caught_up(&cacher, last).await;
+            assert_eq!(cacher.window_events(), 10);
+            let full = cacher.window_bytes();
+            // No more writes: the sweeper evicts all but the newest two.
+            eventually("the horizon evicted", || cacher.window_events() == 2).await;
+            assert!(
+                cacher.window_bytes() < full / 4,
+                "{}",
+                cacher.window_bytes()
+            );
+            assert_eq!(cacher.stats().evicted_by_age, 8);
+            assert_eq!(cacher.window_start(), last - 2);
+            // A watch from before the window still gets everything (from the inner
+            // storage); one from inside it, from the window.
+            let mut old = cacher.watch("/w/", last - 5).await.unwrap();
+            assert_eq!(
+                next_revisions(&mut old, 5).await,
+                (last - 4..=last).collect::<Vec<_>>()
+            );
+            let mut recent = cacher.watch("/w/", last - 2).await.unwrap();
+            assert_eq!(next_revisions(&mut recent, 2).await, [last - 1, last]);
+            let stats = cacher.stats();
+            assert_eq!((stats.watches_delegated, stats.watches_from_cache), (1, 1));
+            cacher.close().await.unwrap();
+        });
+    }
+
+    #[test]
+    fn compaction_of_the_inner_storage_releases_the_window() {
+        run(async {
+            let (inner, _dir) = store();
+            let config = config().with_compaction_check_interval(Duration::from_millis(50));
+            let cacher = ready(&inner, "/w/", config).await;
+            let last = churn(&cacher, "/w/a", 10_000, 10).await;
+            caught_up(&cacher, last).await;
+            assert_eq!(cacher.window_events(), 10);
+            // Compacted behind the cacher's back (as the server's compactor does): the
+            // sweeper learns it and drops what it covers.
+            inner.compact(last - 3).await.unwrap();
+            eventually("the compaction released events", || {
+                cacher.window_events() == 3
+            })
+            .await;
+            assert_eq!(cacher.stats().evicted_by_compaction, 7);
+            // The oldest watch the backends allow is still served from memory.
+            let mut watch = cacher.watch("/w/", last - 3).await.unwrap();
+            assert_eq!(
+                next_revisions(&mut watch, 3).await,
+                [last - 2, last - 1, last]
+            );
+            assert_eq!(cacher.stats().watches_from_cache, 1);
+            // Compacted through the cacher: at once.
+            cacher.compact(last - 1).await.unwrap();
+            assert_eq!(cacher.window_events(), 1);
+            cacher.close().await.unwrap();
+        });
+    }
+
+    #[test]
+    fn cachers_share_the_total_budget_and_give_it_back_when_closed() {
+        run(async {
+            let (inner, _dir) = store();
+            let size = 50_000;
+            let one = budget::event_bytes(&Event::new(
+                EventKind::Modified,
+                "/a/x".to_string(),
+                1,
+                value(size, 0),
+                Some(value(size, 0)),
+            ));
+            let total = Arc::new(WatchCacheBudget::new(6 * one));
+            let config = config().with_total_budget(total.clone());
+            let a = ready(&inner, "/a/", config.clone()).await;
+            let b = ready(&inner, "/b/", config).await;
+            let last = churn(&a, "/a/x", size, 5).await;
+            caught_up(&a, last).await;
+            assert_eq!(a.window_events(), 5);
+            assert_eq!(total.used(), a.window_bytes());
+            let last = churn(&b, "/b/x", size, 5).await;
+            caught_up(&b, last).await;
+            // b took what a left and then its own oldest events made room.
+            assert!(total.used() <= total.limit(), "{}", total.used());
+            assert_eq!(total.used(), a.window_bytes() + b.window_bytes());
+            assert_eq!(a.window_events(), 5);
+            assert!(b.window_events() < 5, "{}", b.window_events());
+            assert!(b.stats().evicted_by_bytes > 0);
+            assert_eq!(a.stats().evicted_by_bytes, 0);
+            a.close().await.unwrap();
+            assert_eq!(total.used(), b.window_bytes());
+            b.close().await.unwrap();
+            assert_eq!(total.used(), 0);
+        });
+    }
+
+    #[test]
+    fn an_encoding_over_the_budget_wakes_the_sweeper() {
+        run(async {
+            let (inner, _dir) = store();
+            let size = 10_000;
+            // A long sweep interval: only the budget's wake-up can trim in time.
+            let config = config()
+                .with_budget_bytes(5 * (2 * size + 1000))
+                .with_sweep_interval(Duration::from_secs(3600));
+            let cacher = ready(&inner, "/w/", config).await;
+            let mut watch = cacher.watch("/w/", cacher.revision()).await.unwrap();
+            let last = churn(&cacher, "/w/a", size, 4).await;
+            caught_up(&cacher, last).await;
+            assert_eq!(cacher.window_events(), 4);
+            // The watcher encodes what it gets, as the API's watch does: four large
+            // encodings take the window over its budget.
+            for _ in 0..4 {
+                let item = tokio::time::timeout(STEP, watch.next()).await.unwrap();
+                let Some(Ok(WatchItem::Event(event))) = item else {
+                    panic!("{item:?}")
+                };
+                event
+                    .encodings
+                    .get_or_insert_with(1, || Bytes::from(vec![b'e'; 2 * size]));
+            }
+            eventually("the sweeper trimmed", || {
+                cacher.window_bytes() <= cacher.config().budget_bytes
+            })
+            .await;
+            assert!(cacher.window_events() < 4);
+            assert!(cacher.stats().evicted_by_bytes > 0);
+            cacher.close().await.unwrap();
+        });
     }
 }

@@ -4,12 +4,57 @@
 //! The state is rebuilt from one list and then kept up to date by applying the inner
 //! watch's events in revision order. The window lets a watch start from a recent
 //! revision without asking the inner storage to replay its history.
+//!
+//! The window is bounded four ways, oldest events first (see [`State::trim`]): by
+//! count, by bytes (the cacher's own budget and the total one, both hard), by the
+//! inner storage's compaction (events at or below it serve no watch), and by age (past
+//! the horizon, but the newest `min_events` stay).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
 use std::sync::Arc;
+use std::time::Duration;
 
-use crate::interface::{Event, EventKind, KeyValue, ListRequest, ListResponse, Revision};
+use tokio::time::Instant;
+
+use super::budget::{Account, event_bytes};
+use crate::interface::{Event, EventKind, KeyValue, ListRequest, ListResponse, Meter, Revision};
+
+/// The bounds of the window other than bytes (those are the [`Account`]'s).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Limits {
+    /// The most events it keeps.
+    pub max_events: usize,
+    /// Events older than this go, down to `min_events`.
+    pub horizon: Duration,
+    /// How many of the newest events the horizon leaves, whatever their age.
+    pub min_events: usize,
+}
+
+/// One event of the window.
+#[derive(Debug)]
+struct Windowed {
+    event: Arc<Event>,
+    /// When the cache applied it.
+    at: Instant,
+    /// What it was charged before its encodings (those are billed as they come).
+    bytes: usize,
+}
+
+/// Why events left the window, and the events themselves, to be dropped (and their
+/// memory freed) once the cache's lock is released.
+#[derive(Debug, Default)]
+pub(super) struct Evicted {
+    pub events: Vec<Arc<Event>>,
+    /// Over [`Limits::max_events`].
+    pub by_count: u64,
+    /// Over the cacher's own byte budget or the total one.
+    pub by_bytes: u64,
+    /// At or below the inner storage's compacted revision.
+    pub by_compaction: u64,
+    /// Older than the horizon.
+    pub by_age: u64,
+}
 
 /// A key's state without the key.
 #[derive(Clone, Debug)]
@@ -31,7 +76,7 @@ impl Cached {
 }
 
 /// The cached keys and the event window.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct State {
     /// Whether a list has filled the state at least once (before that, nothing can be
     /// served from memory).
@@ -40,9 +85,14 @@ pub(super) struct State {
     /// once, as the map's).
     items: BTreeMap<String, Cached>,
     /// The latest events under the cached prefix, in revision order.
-    window: VecDeque<Arc<Event>>,
-    /// The most events `window` keeps.
-    window_size: usize,
+    window: VecDeque<Windowed>,
+    limits: Limits,
+    /// What the window holds, in bytes, against which budgets.
+    account: Arc<Account>,
+    /// `account`, as the encodings of its events bill it.
+    meter: Arc<dyn Meter>,
+    /// The inner storage's compacted revision, as last learnt.
+    compacted: Revision,
     /// The oldest `after` a watch can be served from: every event after it is in
     /// `window` (or is still to come).
     window_start: Revision,
@@ -51,11 +101,23 @@ pub(super) struct State {
 }
 
 impl State {
-    /// An empty, uninitialised state whose window keeps up to `window_size` events.
-    pub fn new(window_size: usize) -> Self {
+    /// An empty, uninitialised state whose window is bounded by `limits` and by the
+    /// budgets of `account`.
+    pub fn new(limits: Limits, account: Arc<Account>) -> Self {
+        let meter: Arc<dyn Meter> = account.clone();
         Self {
-            window_size: window_size.max(1),
-            ..Self::default()
+            initialised: false,
+            items: BTreeMap::new(),
+            window: VecDeque::new(),
+            limits: Limits {
+                max_events: limits.max_events.max(1),
+                ..limits
+            },
+            account,
+            meter,
+            compacted: 0,
+            window_start: 0,
+            revision: 0,
         }
     }
 
@@ -75,9 +137,68 @@ impl State {
     }
 
     /// How many events the window holds.
-    #[cfg(test)]
     pub fn window_len(&self) -> usize {
         self.window.len()
+    }
+
+    /// Records the inner storage's compacted revision; the next [`State::trim`] drops
+    /// the events at or below it.
+    pub fn set_compacted(&mut self, revision: Revision) {
+        self.compacted = self.compacted.max(revision);
+    }
+
+    /// Evicts the oldest event, uncharging it. Events after it are all still in the
+    /// window, so watches can start after it.
+    fn evict_front(&mut self) -> Option<Arc<Event>> {
+        let evicted = self.window.pop_front()?;
+        let encodings = evicted.event.encodings.stop_billing(&self.meter);
+        self.account.sub(evicted.bytes + encodings);
+        self.window_start = evicted.event.revision;
+        Some(evicted.event)
+    }
+
+    /// Empties the window (a new list, or the cacher closing): nothing before the
+    /// state's revision can be replayed from memory any more.
+    pub fn clear_window(&mut self) -> Vec<Arc<Event>> {
+        let mut evicted = Vec::with_capacity(self.window.len());
+        while let Some(event) = self.evict_front() {
+            evicted.push(event);
+        }
+        self.window_start = self.revision;
+        evicted
+    }
+
+    /// Evicts the oldest events until the window is within its bounds: the count, the
+    /// byte budgets (hard: down to an empty window), the compaction, then the horizon
+    /// (which keeps the newest [`Limits::min_events`]).
+    pub fn trim(&mut self, now: Instant) -> Evicted {
+        let mut out = Evicted::default();
+        while self.window.len() > self.limits.max_events {
+            out.events.extend(self.evict_front());
+            out.by_count += 1;
+        }
+        while (self.account.over_own() || self.account.over_total()) && !self.window.is_empty() {
+            out.events.extend(self.evict_front());
+            out.by_bytes += 1;
+        }
+        while self
+            .window
+            .front()
+            .is_some_and(|w| w.event.revision <= self.compacted)
+        {
+            out.events.extend(self.evict_front());
+            out.by_compaction += 1;
+        }
+        while self.window.len() > self.limits.min_events
+            && self
+                .window
+                .front()
+                .is_some_and(|w| now.saturating_duration_since(w.at) > self.limits.horizon)
+        {
+            out.events.extend(self.evict_front());
+            out.by_age += 1;
+        }
+        out
     }
 
     /// Replaces everything with a fresh list taken at `revision`. The window starts
@@ -94,15 +215,16 @@ impl State {
                 (kv.key, cached)
             })
             .collect();
-        self.window.clear();
-        self.window_start = revision;
         self.revision = revision;
+        // Dropped under the caller's lock: a re-list is rare.
+        self.clear_window();
         self.initialised = true;
     }
 
-    /// Applies one event of the inner watch. Returns `false` (and changes nothing) for
-    /// an event at or below the state's revision: already applied.
-    pub fn apply(&mut self, event: &Arc<Event>) -> bool {
+    /// Applies one event of the inner watch, received at `now`, and adds it to the
+    /// window (the caller trims it). Returns `false` (and changes nothing) for an event
+    /// at or below the state's revision: already applied.
+    pub fn apply(&mut self, event: &Arc<Event>, now: Instant) -> bool {
         if event.revision <= self.revision {
             return false;
         }
@@ -127,13 +249,14 @@ impl State {
                 );
             }
         }
-        self.window.push_back(event.clone());
-        while self.window.len() > self.window_size {
-            if let Some(evicted) = self.window.pop_front() {
-                // Events after the evicted one are all still in the window.
-                self.window_start = evicted.revision;
-            }
-        }
+        let bytes = event_bytes(event);
+        let memoised = event.encodings.bill_to(&self.meter).unwrap_or(0);
+        self.account.add(bytes + memoised);
+        self.window.push_back(Windowed {
+            event: event.clone(),
+            at: now,
+            bytes,
+        });
         self.revision = event.revision;
         true
     }
@@ -151,11 +274,11 @@ impl State {
     /// The window's events after `after` for keys under `prefix`, in revision order.
     /// The caller checked that `after >= window_start`.
     pub fn events_after(&self, prefix: &str, after: Revision) -> VecDeque<Arc<Event>> {
-        let first = self.window.partition_point(|event| event.revision <= after);
+        let first = self.window.partition_point(|w| w.event.revision <= after);
         self.window
             .range(first..)
-            .filter(|event| event.key.starts_with(prefix))
-            .cloned()
+            .filter(|w| w.event.key.starts_with(prefix))
+            .map(|w| w.event.clone())
             .collect()
     }
 
@@ -197,11 +320,19 @@ impl State {
     }
 }
 
+impl Drop for State {
+    fn drop(&mut self) {
+        // Give the bytes back to the total budget, which outlives this cacher.
+        self.clear_window();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use bytes::Bytes;
 
     use super::*;
+    use crate::cacher::WatchCacheBudget;
 
     fn event(kind: EventKind, key: &str, revision: Revision, value: &'static str) -> Arc<Event> {
         Arc::new(Event::new(
@@ -222,17 +353,76 @@ mod tests {
         }
     }
 
+    /// A state bounded by `max_events` only (no byte budget to speak of, no horizon).
+    fn counted(max_events: usize) -> State {
+        bounded(max_events, usize::MAX, None, Duration::MAX, 0)
+    }
+
+    fn bounded(
+        max_events: usize,
+        budget: usize,
+        total: Option<Arc<WatchCacheBudget>>,
+        horizon: Duration,
+        min_events: usize,
+    ) -> State {
+        let limits = Limits {
+            max_events,
+            horizon,
+            min_events,
+        };
+        State::new(limits, Arc::new(Account::new(budget, total)))
+    }
+
+    /// Applies and trims, as the cacher does; whether it applied.
+    fn apply(state: &mut State, event: &Arc<Event>) -> bool {
+        apply_at(state, event, Instant::now())
+    }
+
+    fn apply_at(state: &mut State, event: &Arc<Event>, now: Instant) -> bool {
+        let applied = state.apply(event, now);
+        state.trim(now);
+        applied
+    }
+
+    /// A `Modified` event of `key` at `revision` whose value and previous value are
+    /// `size` bytes each.
+    fn big(key: &str, revision: Revision, size: usize) -> Arc<Event> {
+        Arc::new(Event::new(
+            EventKind::Modified,
+            key.to_string(),
+            revision,
+            Bytes::from(vec![b'v'; size]),
+            Some(Bytes::from(vec![b'p'; size])),
+        ))
+    }
+
+    fn revisions(state: &State) -> Vec<Revision> {
+        state.window.iter().map(|w| w.event.revision).collect()
+    }
+
     #[test]
     fn events_keep_create_revision_and_window_bounds() {
-        let mut state = State::new(2);
+        let mut state = counted(2);
         state.reset(Vec::new(), 4);
-        assert!(state.apply(&event(EventKind::Created, "/p/a", 5, "1")));
-        assert!(state.apply(&event(EventKind::Modified, "/p/a", 6, "2")));
-        assert!(!state.apply(&event(EventKind::Modified, "/p/a", 6, "2")));
+        assert!(apply(
+            &mut state,
+            &event(EventKind::Created, "/p/a", 5, "1")
+        ));
+        assert!(apply(
+            &mut state,
+            &event(EventKind::Modified, "/p/a", 6, "2")
+        ));
+        assert!(!apply(
+            &mut state,
+            &event(EventKind::Modified, "/p/a", 6, "2")
+        ));
         let a = state.get("/p/a").unwrap();
         assert_eq!((a.create_revision, a.mod_revision), (5, 6));
         assert_eq!(state.window_start(), 4);
-        assert!(state.apply(&event(EventKind::Created, "/p/b", 7, "b")));
+        assert!(apply(
+            &mut state,
+            &event(EventKind::Created, "/p/b", 7, "b")
+        ));
         // The create at 5 was evicted: watches can start after 5, not before.
         assert_eq!(state.window_start(), 5);
         assert_eq!(state.window_len(), 2);
@@ -242,7 +432,10 @@ mod tests {
             .map(|e| e.revision)
             .collect();
         assert_eq!(after, [6, 7]);
-        assert!(state.apply(&event(EventKind::Deleted, "/p/a", 8, "2")));
+        assert!(apply(
+            &mut state,
+            &event(EventKind::Deleted, "/p/a", 8, "2")
+        ));
         assert_eq!(state.get("/p/a"), None);
         assert_eq!(state.revision(), 8);
         assert!(state.advance(10));
@@ -252,7 +445,7 @@ mod tests {
 
     #[test]
     fn lists_page_like_the_backends() {
-        let mut state = State::new(10);
+        let mut state = counted(10);
         let kv = |key: &str| KeyValue {
             key: key.to_string(),
             value: Bytes::new(),
@@ -282,5 +475,190 @@ mod tests {
                 .is_empty()
         );
         assert_eq!(state.list(&list("/p/a/", Some("/a"), None)).items.len(), 2);
+    }
+
+    #[test]
+    fn the_byte_budget_evicts_the_oldest_events() {
+        let size = 10_000;
+        let one = event_bytes(&big("/p/a", 1, size));
+        // Room for three events, not four.
+        let mut state = bounded(1024, 3 * one + one / 2, None, Duration::MAX, 0);
+        state.reset(Vec::new(), 1);
+        for revision in 2..=6 {
+            assert!(apply(&mut state, &big("/p/a", revision, size)));
+        }
+        assert_eq!(revisions(&state), [4, 5, 6]);
+        assert_eq!(state.window_start(), 3);
+        assert_eq!(state.account.used(), 3 * one);
+        assert_eq!(state.events_after("/p/", 3).len(), 3);
+        // An event bigger than the whole budget does not stay either: the budget is hard.
+        assert!(apply(&mut state, &big("/p/a", 7, 4 * size)));
+        assert!(state.window.is_empty());
+        assert_eq!((state.window_start(), state.revision()), (7, 7));
+        assert_eq!(state.account.used(), 0);
+        // The state itself still has the latest value.
+        assert_eq!(state.get("/p/a").unwrap().value.len(), 4 * size);
+    }
+
+    #[test]
+    fn encodings_are_billed_as_they_are_made_and_released_with_the_event() {
+        let mut state = bounded(1024, usize::MAX, None, Duration::MAX, 0);
+        state.reset(Vec::new(), 1);
+        let first = big("/p/a", 2, 100);
+        assert!(apply(&mut state, &first));
+        let fixed = event_bytes(&first);
+        assert_eq!(state.account.used(), fixed);
+        // A consumer encodes it (a copy of the event shares the memo).
+        let copy = Event::clone(&first);
+        copy.encodings
+            .get_or_insert_with(1, || Bytes::from(vec![b'e'; 5000]));
+        let memo = first.encodings.bytes();
+        assert!(memo >= 5000, "{memo}");
+        assert_eq!(state.account.used(), fixed + memo);
+        // Asked again: memoised, not billed twice.
+        copy.encodings.get_or_insert_with(1, || unreachable!());
+        assert_eq!(state.account.used(), fixed + memo);
+        // Evicted: the account is back to zero, and a later encoding by a watcher still
+        // holding the event is not billed to it.
+        state.clear_window();
+        assert_eq!(state.account.used(), 0);
+        copy.encodings
+            .get_or_insert_with(2, || Bytes::from_static(b"late"));
+        assert_eq!(state.account.used(), 0);
+    }
+
+    #[test]
+    fn encodings_can_take_the_window_over_its_budget_until_the_next_trim() {
+        let size = 1000;
+        let one = event_bytes(&big("/p/a", 1, size));
+        let mut state = bounded(1024, 3 * one, None, Duration::MAX, 0);
+        state.reset(Vec::new(), 1);
+        for revision in 2..=4 {
+            assert!(apply(&mut state, &big("/p/a", revision, size)));
+        }
+        assert_eq!(revisions(&state), [2, 3, 4]);
+        let newest = state.window.back().unwrap().event.clone();
+        newest
+            .encodings
+            .get_or_insert_with(1, || Bytes::from(vec![b'e'; size]));
+        assert!(state.account.over_own());
+        let evicted = state.trim(Instant::now());
+        assert_eq!((evicted.by_bytes, evicted.events.len()), (1, 1));
+        assert_eq!(revisions(&state), [3, 4]);
+        assert!(!state.account.over_own());
+    }
+
+    #[test]
+    fn the_total_budget_is_shared_and_evicts_from_the_cacher_that_adds() {
+        let size = 10_000;
+        let one = event_bytes(&big("/p/a", 1, size));
+        let total = Arc::new(WatchCacheBudget::new(4 * one + one / 2));
+        let mut a = bounded(1024, usize::MAX, Some(total.clone()), Duration::MAX, 0);
+        let mut b = bounded(1024, usize::MAX, Some(total.clone()), Duration::MAX, 0);
+        a.reset(Vec::new(), 1);
+        b.reset(Vec::new(), 1);
+        for revision in 2..=4 {
+            assert!(apply(&mut a, &big("/a/x", revision, size)));
+        }
+        assert_eq!(total.used(), 3 * one);
+        assert!(apply(&mut b, &big("/b/x", 5, size)));
+        assert_eq!(total.used(), 4 * one);
+        // Over the total: b evicts its own oldest event, a keeps all of its own.
+        assert!(apply(&mut b, &big("/b/x", 6, size)));
+        assert_eq!(revisions(&a), [2, 3, 4]);
+        assert_eq!(revisions(&b), [6]);
+        assert_eq!(total.used(), 4 * one);
+        // ... down to keeping nothing when its own event does not fit.
+        assert!(apply(&mut b, &big("/b/x", 7, 2 * size)));
+        assert!(b.window.is_empty());
+        assert_eq!(b.window_start(), 7);
+        assert_eq!(total.used(), 3 * one);
+        // A state that goes away gives its bytes back.
+        drop(a);
+        assert_eq!(total.used(), 0);
+    }
+
+    #[test]
+    fn the_horizon_evicts_old_events_but_keeps_min_events() {
+        let mut state = bounded(1024, usize::MAX, None, Duration::from_secs(75), 3);
+        state.reset(Vec::new(), 1);
+        let start = Instant::now();
+        for revision in 2..=7 {
+            let at = start + Duration::from_secs(revision as u64);
+            assert!(apply_at(&mut state, &big("/p/a", revision, 10), at));
+        }
+        // Nothing is old yet.
+        assert_eq!(state.window_len(), 6);
+        // 80 s later, the events at 2..=4 (applied 2..4 s after start) are past the
+        // horizon, those after it are not.
+        let evicted = state.trim(start + Duration::from_secs(80));
+        assert_eq!(evicted.by_age, 3);
+        assert_eq!(revisions(&state), [5, 6, 7]);
+        // Much later, everything is old, but the newest three stay.
+        let evicted = state.trim(start + Duration::from_secs(1000));
+        assert_eq!(evicted.by_age, 0);
+        assert_eq!(revisions(&state), [5, 6, 7]);
+        assert_eq!(state.window_start(), 4);
+    }
+
+    #[test]
+    fn the_byte_budget_beats_min_events() {
+        let size = 10_000;
+        let one = event_bytes(&big("/p/a", 1, size));
+        let mut state = bounded(1024, 2 * one, None, Duration::from_secs(75), 100);
+        state.reset(Vec::new(), 1);
+        for revision in 2..=10 {
+            assert!(apply(&mut state, &big("/p/a", revision, size)));
+        }
+        assert_eq!(revisions(&state), [9, 10]);
+        assert_eq!(state.account.used(), 2 * one);
+    }
+
+    #[test]
+    fn the_count_bound_stays_an_upper_bound() {
+        let mut state = bounded(3, usize::MAX, None, Duration::MAX, 100);
+        state.reset(Vec::new(), 1);
+        for revision in 2..=10 {
+            assert!(apply(&mut state, &big("/p/a", revision, 10)));
+        }
+        assert_eq!(revisions(&state), [8, 9, 10]);
+    }
+
+    #[test]
+    fn compaction_drops_the_events_it_covers() {
+        let mut state = bounded(1024, usize::MAX, None, Duration::MAX, 100);
+        state.reset(Vec::new(), 1);
+        for revision in 2..=10 {
+            assert!(apply(&mut state, &big("/p/a", revision, 10)));
+        }
+        state.set_compacted(6);
+        let evicted = state.trim(Instant::now());
+        assert_eq!(evicted.by_compaction, 5);
+        assert_eq!(revisions(&state), [7, 8, 9, 10]);
+        // A watch from the compacted revision (the oldest the backends allow) is still
+        // served whole from the window.
+        assert_eq!(state.window_start(), 6);
+        assert_eq!(state.events_after("/p/", 6).len(), 4);
+        // A lower compacted revision learnt later changes nothing.
+        state.set_compacted(3);
+        assert_eq!(state.trim(Instant::now()).events.len(), 0);
+        // Compacted past everything: the window empties.
+        state.set_compacted(20);
+        state.trim(Instant::now());
+        assert!(state.window.is_empty());
+        assert_eq!(state.account.used(), 0);
+    }
+
+    #[test]
+    fn a_reset_releases_the_window() {
+        let mut state = bounded(1024, usize::MAX, None, Duration::MAX, 0);
+        state.reset(Vec::new(), 1);
+        for revision in 2..=4 {
+            assert!(apply(&mut state, &big("/p/a", revision, 100)));
+        }
+        assert!(state.account.used() > 0);
+        state.reset(Vec::new(), 9);
+        assert_eq!(state.account.used(), 0);
+        assert_eq!((state.window_start(), state.revision()), (9, 9));
     }
 }
