@@ -33,6 +33,7 @@
 //!     event_ttl: std::time::Duration::from_secs(3600),
 //!     security: Default::default(),
 //!     leader_election: None,
+//!     watch_cache: Default::default(),
 //! };
 //! serve(config, resources, shutdown_signal()).await
 //! # }

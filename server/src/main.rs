@@ -143,6 +143,17 @@ struct SecurityFlags {
     /// Open watches per user; more get 429 (0: no limit).
     #[arg(long, default_value_t = 1000)]
     max_watches_per_user: usize,
+    /// The most bytes one resource's watch cache keeps in its event window (events,
+    /// previous values, encodings); the oldest events go first.
+    #[arg(long, default_value_t = kapi_storage::cacher::DEFAULT_BUDGET_BYTES)]
+    watch_cache_budget_bytes: usize,
+    /// The most bytes the event windows of all watch caches keep together.
+    #[arg(long, default_value_t = kapi_storage::cacher::DEFAULT_TOTAL_BUDGET_BYTES)]
+    watch_cache_total_budget_bytes: usize,
+    /// How long a watch cache keeps an event (beyond its newest 100), as
+    /// kube-apiserver's 75 s `eventFreshDuration`.
+    #[arg(long, default_value = "75s", value_parser = kapi_server::compactor::parse_duration)]
+    watch_cache_event_horizon: std::time::Duration,
 }
 
 fn main() -> std::process::ExitCode {
@@ -218,6 +229,12 @@ fn main() -> std::process::ExitCode {
             },
         },
         leader_election: elect.then_some(timings),
+        watch_cache: kapi_storage::CacherConfig::default()
+            .with_budget_bytes(security.watch_cache_budget_bytes)
+            .with_total_budget(std::sync::Arc::new(kapi_storage::WatchCacheBudget::new(
+                security.watch_cache_total_budget_bytes,
+            )))
+            .with_event_horizon(security.watch_cache_event_horizon),
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

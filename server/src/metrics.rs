@@ -3,13 +3,14 @@
 //! long-running requests (watches), and storage operation latency (measured by
 //! [`InstrumentedStorage`], a `Storage` decorator, so no backend knows about metrics).
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use bytes::Bytes;
 use kapi_storage::{
-    Deleted, KeyValue, ListRequest, ListResponse, ReadAt, Result, Revision, Storage, WatchStream,
+    Deleted, KeyValue, ListRequest, ListResponse, ReadAt, Result, Revision, Storage,
+    WatchCacheBudget, WatchStream,
 };
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -87,6 +88,13 @@ pub struct Metrics {
     /// `leader_election_master_status`: 1 while this replica holds the controllers'
     /// Lease (client-go's metric).
     pub leader: Gauge,
+    /// `kapi_watch_cache_bytes`: what the watch caches' event windows hold, read from
+    /// their budgets at each scrape.
+    watch_cache_bytes: Gauge,
+    /// `kapi_watch_cache_budget_bytes`: the limit of those budgets.
+    watch_cache_budget_bytes: Gauge,
+    /// The budgets (one per registry), dropped with their registry.
+    watch_cache_budgets: Mutex<Vec<Weak<WatchCacheBudget>>>,
 }
 
 impl Metrics {
@@ -124,6 +132,18 @@ impl Metrics {
             "Whether this replica leads: 1 while it holds the controllers' Lease, 0 otherwise",
             leader.clone(),
         );
+        let watch_cache_bytes = Gauge::default();
+        registry.register(
+            "kapi_watch_cache_bytes",
+            "Bytes held by the watch caches' event windows (events, previous values and memoised encodings)",
+            watch_cache_bytes.clone(),
+        );
+        let watch_cache_budget_bytes = Gauge::default();
+        registry.register(
+            "kapi_watch_cache_budget_bytes",
+            "The most bytes the watch caches' event windows may hold together (--watch-cache-total-budget-bytes)",
+            watch_cache_budget_bytes.clone(),
+        );
         Self {
             registry,
             requests,
@@ -131,6 +151,9 @@ impl Metrics {
             long_running,
             storage_duration,
             leader,
+            watch_cache_bytes,
+            watch_cache_budget_bytes,
+            watch_cache_budgets: Mutex::new(Vec::new()),
         }
     }
 
@@ -140,8 +163,35 @@ impl Metrics {
         METRICS.get_or_init(Metrics::new)
     }
 
+    /// Reports `budget` (shared by the watch caches of one registry) in
+    /// `kapi_watch_cache_bytes` while it lives.
+    pub fn watch_cache_budget(&self, budget: &Arc<WatchCacheBudget>) {
+        let mut budgets = self
+            .watch_cache_budgets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        budgets.retain(|b| b.strong_count() > 0);
+        budgets.push(Arc::downgrade(budget));
+    }
+
     /// Everything in the Prometheus text format.
     pub fn encode(&self) -> String {
+        let (used, limit) = self
+            .watch_cache_budgets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .fold((0usize, 0usize), |(used, limit), b| {
+                (
+                    used.saturating_add(b.used()),
+                    limit.saturating_add(b.limit()),
+                )
+            });
+        self.watch_cache_bytes
+            .set(i64::try_from(used).unwrap_or(i64::MAX));
+        self.watch_cache_budget_bytes
+            .set(i64::try_from(limit).unwrap_or(i64::MAX));
         let mut out = String::new();
         if prometheus_client::encoding::text::encode(&mut out, &self.registry).is_err() {
             out.clear();

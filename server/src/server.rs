@@ -55,6 +55,9 @@ pub struct ServeConfig {
     /// Leader election among replicas for the controllers and compaction (`None`: they
     /// run in this process unconditionally, as with a single replica).
     pub leader_election: Option<crate::leader_election::Timings>,
+    /// The settings of every resource's watch cache (`--watch-cache-*`): their byte
+    /// budget each, the total one they share, and the event horizon.
+    pub watch_cache: kapi_storage::CacherConfig,
 }
 
 /// The issuer of ServiceAccount tokens when `--service-account-issuer` is not given
@@ -165,6 +168,7 @@ pub async fn serve(
         )),
     );
     options.max_object_bytes = Some(config.security.limits.max_object_bytes);
+    options.watch_cache = config.watch_cache.clone();
     for group in ["", "events.k8s.io"] {
         options
             .ttls

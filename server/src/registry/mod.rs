@@ -17,7 +17,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use kapi_core::{ObjectStrategy, Registrar};
-use kapi_storage::{Cacher, CacherConfig, Storage};
+use kapi_storage::cacher::DEFAULT_TOTAL_BUDGET_BYTES;
+use kapi_storage::{Cacher, CacherConfig, Storage, WatchCacheBudget};
 use tokio::sync::watch as signal;
 
 pub use codec::StoredObject;
@@ -72,6 +73,10 @@ pub struct StoreOptions {
     pub ttls: BTreeMap<(String, String), std::time::Duration>,
     /// The largest stored object (`None`: [`DEFAULT_MAX_OBJECT_BYTES`]).
     pub max_object_bytes: Option<usize>,
+    /// The settings of every resource's watch cache. Its
+    /// [`total_budget`](CacherConfig::total_budget) is shared by all of them; without
+    /// one the registry makes one of [`DEFAULT_TOTAL_BUDGET_BYTES`].
+    pub watch_cache: CacherConfig,
 }
 
 /// etcd's default request limit, which bounds kube-apiserver's objects: 1.5 MiB.
@@ -111,6 +116,8 @@ pub struct Registry {
     storage: Arc<dyn Storage>,
     prefix: String,
     options: StoreOptions,
+    /// What every watch cache is made with: one total budget for all.
+    watch_cache: CacherConfig,
     namespaces: Option<Arc<NamespaceLookup>>,
     /// `(group, plural)` of every compiled resource: run-time ones may not take them.
     compiled: BTreeSet<(String, String)>,
@@ -132,6 +139,14 @@ impl Registry {
         prefix: &str,
         options: &StoreOptions,
     ) -> Self {
+        let mut watch_cache = options.watch_cache.clone();
+        if watch_cache.total_budget.is_none() {
+            watch_cache.total_budget =
+                Some(Arc::new(WatchCacheBudget::new(DEFAULT_TOTAL_BUDGET_BYTES)));
+        }
+        if let Some(budget) = &watch_cache.total_budget {
+            crate::metrics::Metrics::global().watch_cache_budget(budget);
+        }
         // Every namespaced create looks its namespace up: through the namespaces' own
         // watch cache, made here so that the lookup and the namespaces store share it.
         let mut served = Served::default();
@@ -144,11 +159,8 @@ impl Registry {
             })
             .map(|s| {
                 let prefix = keys::resource_prefix(prefix, s.info());
-                let cache: Arc<dyn Storage> = Arc::new(Cacher::new(
-                    storage.clone(),
-                    &prefix,
-                    CacherConfig::default(),
-                ));
+                let cache: Arc<dyn Storage> =
+                    Arc::new(Cacher::new(storage.clone(), &prefix, watch_cache.clone()));
                 served.caches.insert(prefix.clone(), cache.clone());
                 Arc::new(NamespaceLookup {
                     prefix,
@@ -159,6 +171,7 @@ impl Registry {
             storage,
             prefix: prefix.to_string(),
             options: options.clone(),
+            watch_cache,
             namespaces,
             compiled: BTreeSet::new(),
             served: RwLock::new(Arc::new(Served::default())),
@@ -210,7 +223,7 @@ impl Registry {
                 Arc::new(Cacher::new(
                     self.storage.clone(),
                     &resource_prefix,
-                    CacherConfig::default(),
+                    self.watch_cache.clone(),
                 ))
             })
             .clone();
@@ -316,6 +329,12 @@ impl Registry {
                 tracing::debug!(error = %e, "closing a watch cache");
             }
         }
+    }
+
+    /// The memory budget every watch cache of the registry shares; its
+    /// [`used`](WatchCacheBudget::used) is what their event windows hold now.
+    pub fn watch_cache_budget(&self) -> Option<&Arc<WatchCacheBudget>> {
+        self.watch_cache.total_budget.as_ref()
     }
 
     /// Counts changes to what is served; receivers see each new count.
