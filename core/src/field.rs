@@ -313,14 +313,72 @@ impl fmt::Display for FieldError {
 
 impl std::error::Error for FieldError {}
 
+/// The most bytes of a value a field error quotes; the rest is cut, and the message
+/// says how long the value was. A value can be as large as the request (megabytes), and
+/// one error per item of a long list would otherwise quote it whole in the `Status`,
+/// its causes and the audit log.
+pub const MAX_RENDERED_VALUE_BYTES: usize = 1024;
+
 /// Renders a bad value as Go's `%#v`-like form Kubernetes uses: strings quoted,
-/// numbers and booleans bare, null as `null`, objects and lists as JSON.
+/// numbers and booleans bare, null as `null`, objects and lists as JSON; at most
+/// [`MAX_RENDERED_VALUE_BYTES`] of it, without rendering more than that.
 pub fn render_value(v: &Value) -> String {
+    let limit = MAX_RENDERED_VALUE_BYTES;
     match v {
-        Value::String(s) => format!("{s:?}"),
+        Value::String(s) if s.len() <= limit => format!("{s:?}"),
+        Value::String(s) => {
+            let cut = floor_char_boundary(s, limit);
+            format!("{:?}... ({} bytes, truncated)", &s[..cut], s.len())
+        }
         Value::Null => "null".to_string(),
-        other => other.to_string(),
+        other => {
+            let mut out = Bounded {
+                bytes: Vec::new(),
+                total: 0,
+                limit,
+            };
+            // The only error is the writer's own, past the limit: `total` goes on counting.
+            let _ = serde_json::to_writer(&mut out, other);
+            if out.total <= limit {
+                return String::from_utf8_lossy(&out.bytes).into_owned();
+            }
+            let text = String::from_utf8_lossy(&out.bytes);
+            let cut = floor_char_boundary(&text, limit);
+            format!("{}... (over {limit} bytes, truncated)", &text[..cut])
+        }
     }
+}
+
+/// A writer keeping the first `limit` bytes written and failing past them.
+struct Bounded {
+    bytes: Vec<u8>,
+    total: usize,
+    limit: usize,
+}
+
+impl std::io::Write for Bounded {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.total += buf.len();
+        let room = (self.limit + 1).saturating_sub(self.bytes.len());
+        self.bytes.extend_from_slice(&buf[..buf.len().min(room)]);
+        if self.total > self.limit {
+            return Err(std::io::Error::other("value too long to quote"));
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The largest index at most `at` that is a character boundary of `s`.
+fn floor_char_boundary(s: &str, at: usize) -> usize {
+    let mut i = at.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
 }
 
 /// The JSON type of a value, as JSON Schema names it (`number` for every number).
@@ -337,3 +395,38 @@ pub fn json_type_name(v: &Value) -> &'static str {
 
 /// A list of field errors, as returned by every validation step.
 pub type ErrorList = Vec<FieldError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_values_are_quoted_in_part() {
+        let path = FieldPath::new("spec").child("data");
+        let short = FieldError::invalid(&path, "abc", "bad");
+        assert_eq!(short.to_string(), "spec.data: Invalid value: \"abc\": bad");
+        let long = FieldError::invalid(&path, "é".repeat(2_000_000), "bad");
+        let text = long.to_string();
+        assert!(text.len() < 2 * MAX_RENDERED_VALUE_BYTES, "{}", text.len());
+        assert!(
+            text.ends_with("... (4000000 bytes, truncated): bad"),
+            "{text}"
+        );
+        let list: Vec<Value> = (0..1_000_000).map(Value::from).collect();
+        let text = FieldError::invalid(&path, list, "bad").to_string();
+        assert!(text.len() < 2 * MAX_RENDERED_VALUE_BYTES);
+        assert!(
+            text.starts_with("spec.data: Invalid value: [0,1,2,"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("... (over 1024 bytes, truncated): bad"),
+            "{text}"
+        );
+        let exact = "x".repeat(MAX_RENDERED_VALUE_BYTES - 4);
+        assert_eq!(
+            render_value(&Value::from(vec![exact.clone()])),
+            format!("[\"{exact}\"]")
+        );
+    }
+}

@@ -134,9 +134,26 @@ impl ApiError {
         )
     }
 
-    /// 422 Invalid, one cause per field error.
+    /// 422 Invalid, one cause per field error: as many as fit in
+    /// [`MAX_INVALID_MESSAGE_BYTES`] (each quotes at most
+    /// [`kapi_core::field::MAX_RENDERED_VALUE_BYTES`] of its value), then how many more
+    /// there were, so a list of a million bad items answers in kilobytes.
     pub fn invalid(info: &ResourceInfo, name: &str, errors: &ErrorList) -> Self {
-        let rendered: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        let mut rendered: Vec<String> = Vec::new();
+        let mut length = 0;
+        for e in errors {
+            if length >= MAX_INVALID_MESSAGE_BYTES {
+                break;
+            }
+            let text = e.to_string();
+            length += text.len() + 2;
+            rendered.push(text);
+        }
+        let shown = rendered.len();
+        if shown < errors.len() {
+            rendered.push(format!("and {} more errors", errors.len() - shown));
+        }
+        let errors = &errors[..shown];
         let aggregate = if rendered.len() == 1 {
             rendered[0].clone()
         } else {
@@ -353,7 +370,7 @@ impl ApiError {
             "apiVersion": "v1",
             "metadata": self.continue_token.as_ref().map_or_else(|| json!({}), |t| json!({ "continue": t })),
             "status": "Failure",
-            "message": self.message,
+            "message": bounded_message(&self.message),
             "reason": self.reason,
             "code": self.code.as_u16(),
         });
@@ -362,6 +379,30 @@ impl ApiError {
         }
         s
     }
+}
+
+/// The most bytes of the aggregated message of a 422 Invalid: the errors past it are
+/// counted, not listed.
+pub const MAX_INVALID_MESSAGE_BYTES: usize = 16 * 1024;
+
+/// The most bytes of any `Status` message; a longer one is cut (with a note) so that no
+/// error quoting what a client sent answers, or is audited, in megabytes.
+pub const MAX_STATUS_MESSAGE_BYTES: usize = 64 * 1024;
+
+fn bounded_message(message: &str) -> std::borrow::Cow<'_, str> {
+    if message.len() <= MAX_STATUS_MESSAGE_BYTES {
+        return message.into();
+    }
+    let mut cut = MAX_STATUS_MESSAGE_BYTES;
+    while !message.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!(
+        "{}... ({} bytes, truncated)",
+        &message[..cut],
+        message.len()
+    )
+    .into()
 }
 
 impl std::fmt::Display for ApiError {
@@ -416,5 +457,28 @@ mod tests {
             s["details"]["causes"][1],
             json!({"reason": "FieldValueInvalid", "message": "Invalid value: \"A\": bad", "field": "metadata.name"})
         );
+    }
+
+    #[test]
+    fn invalid_is_bounded_however_many_errors_and_however_long_their_values() {
+        let big = "x".repeat(4096);
+        let errs: Vec<FieldError> = (0..10_000)
+            .map(|i| FieldError::invalid(&FieldPath::new("data").index(i), big.as_str(), "bad"))
+            .collect();
+        let status = ApiError::invalid(&widget(), "a", &errs).to_status();
+        let body = status.to_string();
+        assert!(body.len() < 64 * 1024, "{}", body.len());
+        let message = status["message"].as_str().unwrap();
+        let shown = status["details"]["causes"].as_array().unwrap().len();
+        assert!(shown > 5 && shown < 100, "{shown}");
+        assert!(
+            message.ends_with(&format!(", and {} more errors]", 10_000 - shown)),
+            "{}",
+            &message[message.len() - 100..]
+        );
+        let long = ApiError::bad_request("y".repeat(1 << 20)).to_status();
+        let message = long["message"].as_str().unwrap();
+        assert!(message.len() <= MAX_STATUS_MESSAGE_BYTES + 40);
+        assert!(message.ends_with("... (1048576 bytes, truncated)"));
     }
 }

@@ -37,13 +37,34 @@ pub struct AuditLogOptions {
     pub capacity: usize,
     /// What to do when the queue is full.
     pub overflow: Overflow,
+    /// The log file's mode, as the operator names it (`--audit-log-file-mode`). Without
+    /// one the file is its owner's alone (`0600`): made so, and an existing file that is
+    /// wider is tightened, since the log may hold request bodies.
+    pub file_mode: Option<u32>,
+    /// The largest event written whole (kube-apiserver's
+    /// `--audit-log-truncate-max-event-size`, 100 KiB). A larger one loses its request
+    /// and response objects, then the response status's message past 4 KiB, and is
+    /// marked `audit.k8s.io/truncated: "true"`; unlike kube's truncate plugin (off by
+    /// default there), this is always on and never drops the event.
+    pub max_event_bytes: usize,
 }
+
+/// The annotation of an event whose objects were left out for its size.
+pub const TRUNCATED_ANNOTATION: &str = "audit.k8s.io/truncated";
+
+/// [`AuditLogOptions::max_event_bytes`]'s default (kube's).
+pub const DEFAULT_MAX_EVENT_BYTES: usize = 100 * 1024;
+
+/// How much of a response status's message an event too large to write whole keeps.
+const TRUNCATED_MESSAGE_BYTES: usize = 4 * 1024;
 
 impl Default for AuditLogOptions {
     fn default() -> Self {
         AuditLogOptions {
             capacity: 10_000,
             overflow: Overflow::Block,
+            file_mode: None,
+            max_event_bytes: DEFAULT_MAX_EVENT_BYTES,
         }
     }
 }
@@ -92,13 +113,32 @@ impl AuditLog {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;
         }
+        let named =
+            |e: io::Error| io::Error::new(e.kind(), format!("audit log {}: {e}", path.display()));
         let mut open = OpenOptions::new();
         open.append(true).create(true);
         #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut open, 0o600);
-        let file = open
-            .open(path)
-            .map_err(|e| io::Error::new(e.kind(), format!("audit log {}: {e}", path.display())))?;
+        std::os::unix::fs::OpenOptionsExt::mode(&mut open, options.file_mode.unwrap_or(0o600));
+        let file = open.open(path).map_err(named)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let current = file.metadata().map_err(named)?.permissions().mode() & 0o777;
+            // The umask may have narrowed a named mode at creation; a file left wider by
+            // an earlier run is narrowed to the owner's.
+            let wanted = options.file_mode.unwrap_or(current & 0o700);
+            if wanted != current {
+                if options.file_mode.is_none() {
+                    tracing::warn!(
+                        path = %path.display(),
+                        mode = format_args!("{current:04o}"),
+                        "the audit log was readable by others: tightened"
+                    );
+                }
+                file.set_permissions(std::fs::Permissions::from_mode(wanted))
+                    .map_err(named)?;
+            }
+        }
         Ok(Self::to_writer(file, options))
     }
 
@@ -114,7 +154,14 @@ impl AuditLog {
         let writer_shared = shared.clone();
         let handle = std::thread::Builder::new()
             .name("kapi-audit-log".into())
-            .spawn(move || write_events(rx, BufWriter::new(out), &writer_shared))
+            .spawn(move || {
+                write_events(
+                    rx,
+                    BufWriter::new(out),
+                    &writer_shared,
+                    options.max_event_bytes,
+                )
+            })
             .expect("spawning the audit log writer thread");
         *shared.writer.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle);
         AuditLog { tx, shared }
@@ -173,7 +220,12 @@ impl AuditLog {
 }
 
 /// The writer thread: until closed, or every [`AuditLog`] handle is gone.
-fn write_events(rx: Receiver<Message>, mut out: BufWriter<impl Write>, shared: &Shared) {
+fn write_events(
+    rx: Receiver<Message>,
+    mut out: BufWriter<impl Write>,
+    shared: &Shared,
+    max_event_bytes: usize,
+) {
     let mut line = Vec::with_capacity(4096);
     let mut acks = Vec::new();
     let failed = |e: io::Error| {
@@ -185,10 +237,12 @@ fn write_events(rx: Receiver<Message>, mut out: BufWriter<impl Write>, shared: &
         // Take everything queued, then flush once.
         for msg in std::iter::once(first).chain(std::iter::from_fn(|| rx.try_recv().ok())) {
             match msg {
-                Message::Event(event) => {
-                    line.clear();
-                    // Serializing an Event cannot fail: string keys, no non-finite floats.
-                    serde_json::to_writer(&mut line, &event).expect("an Event serializes");
+                Message::Event(mut event) => {
+                    serialize(&mut line, &event);
+                    if line.len() > max_event_bytes {
+                        truncate(&mut event);
+                        serialize(&mut line, &event);
+                    }
                     line.push(b'\n');
                     if let Err(e) = out.write_all(&line) {
                         failed(e);
@@ -212,6 +266,35 @@ fn write_events(rx: Receiver<Message>, mut out: BufWriter<impl Write>, shared: &
         }
     }
     let _ = out.flush();
+}
+
+fn serialize(line: &mut Vec<u8>, event: &Event) {
+    line.clear();
+    // Serializing an Event cannot fail: string keys, no non-finite floats.
+    serde_json::to_writer(&mut *line, event).expect("an Event serializes");
+}
+
+/// What an event too large to write whole keeps: everything but its objects and the
+/// tail of a long message.
+fn truncate(event: &mut Event) {
+    event.request_object = None;
+    event.response_object = None;
+    if let Some(status) = &mut event.response_status {
+        if status.message.len() > TRUNCATED_MESSAGE_BYTES {
+            let mut cut = TRUNCATED_MESSAGE_BYTES;
+            while !status.message.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            status.message.truncate(cut);
+            status.message.push_str("...");
+        }
+        if let Some(details) = &mut status.details {
+            details.causes.clear();
+        }
+    }
+    event
+        .annotations
+        .insert(TRUNCATED_ANNOTATION.to_string(), "true".to_string());
 }
 
 #[cfg(test)]
@@ -241,6 +324,34 @@ mod tests {
             stage_timestamp: MicroTime::now(),
             annotations: Default::default(),
         }
+    }
+
+    #[test]
+    fn large_events_are_written_without_their_objects() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.log");
+        let log = AuditLog::open(&path, AuditLogOptions::default()).unwrap();
+        let mut big = event(0);
+        big.request_object = Some(serde_json::json!({"data": "x".repeat(1 << 20)}));
+        big.response_status = Some(crate::audit::event::ResponseStatus {
+            code: 422,
+            message: "y".repeat(64 * 1024),
+            ..Default::default()
+        });
+        log.record(big);
+        log.record(event(1));
+        log.close();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let sizes: Vec<usize> = text.lines().map(str::len).collect();
+        assert!(sizes[0] < 8 * 1024, "{sizes:?}");
+        let events = lines(&path);
+        assert_eq!(events[0].audit_id, "id-0");
+        assert_eq!(events[0].request_object, None);
+        assert_eq!(events[0].annotations[TRUNCATED_ANNOTATION], "true");
+        let status = events[0].response_status.as_ref().unwrap();
+        assert_eq!((status.code, status.message.len()), (422, 4 * 1024 + 3));
+        assert!(events[1].request_object.is_some(), "a small event is whole");
+        assert!(!events[1].annotations.contains_key(TRUNCATED_ANNOTATION));
     }
 
     fn lines(path: &Path) -> Vec<Event> {
@@ -281,8 +392,19 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
-            assert_eq!(mode & 0o777, 0o600);
+            let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(&path), 0o600);
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+            AuditLog::open(&path, AuditLogOptions::default())
+                .unwrap()
+                .close();
+            assert_eq!(mode(&path), 0o600, "a wider log is tightened");
+            let named = AuditLogOptions {
+                file_mode: Some(0o640),
+                ..AuditLogOptions::default()
+            };
+            AuditLog::open(&path, named).unwrap().close();
+            assert_eq!(mode(&path), 0o640, "the operator's mode is kept");
         }
     }
 
@@ -324,6 +446,7 @@ mod tests {
             AuditLogOptions {
                 capacity: 1,
                 overflow: Overflow::Drop,
+                ..AuditLogOptions::default()
             },
         );
         let mut big = event(0);

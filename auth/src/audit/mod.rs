@@ -36,7 +36,7 @@ pub use event::{
     DECISION_ANNOTATION, EVENT_API_VERSION, Event, EventUser, MicroTime, ObjectReference,
     REASON_ANNOTATION, ResponseStatus, StatusCause, StatusDetails,
 };
-pub use log::{AuditLog, AuditLogOptions, Overflow};
+pub use log::{AuditLog, AuditLogOptions, DEFAULT_MAX_EVENT_BYTES, Overflow, TRUNCATED_ANNOTATION};
 pub use policy::{GroupResources, Level, Policy, PolicyRule, RequestAuditConfig, Stage, StageSet};
 pub use policy_file::{API_VERSION, PolicyError};
 

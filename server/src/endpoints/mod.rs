@@ -85,9 +85,42 @@ pub fn error_response(e: &ApiError) -> Response<Body> {
     json_response(e.code, &e.to_status())
 }
 
-/// Adds `Warning: 299 - "..."` headers, as kube-apiserver sends warnings.
-pub fn with_warnings(mut res: Response<Body>, warnings: &[String]) -> Response<Body> {
-    for w in warnings {
+/// The most characters of warnings one response carries, and of each warning once
+/// they are over it (kube-apiserver's `truncateAtTotalRunes` and `truncateItemRunes`):
+/// a body of a million unknown fields gets a few headers, not a million.
+const WARNINGS_TOTAL_CHARS: usize = 4 * 1024;
+const WARNING_ITEM_CHARS: usize = 256;
+
+/// The warnings a response carries, as kube-apiserver's warning recorder keeps them:
+/// duplicates once; when they are over [`WARNINGS_TOTAL_CHARS`] together, each cut to
+/// [`WARNING_ITEM_CHARS`], and those past the total left out.
+fn bounded_warnings<'a>(warnings: impl Iterator<Item = &'a str>) -> Vec<std::borrow::Cow<'a, str>> {
+    let mut seen = std::collections::HashSet::new();
+    let unique: Vec<&str> = warnings.filter(|w| seen.insert(*w)).collect();
+    let total: usize = unique.iter().map(|w| w.chars().count()).sum();
+    if total <= WARNINGS_TOTAL_CHARS {
+        return unique.into_iter().map(Into::into).collect();
+    }
+    let mut kept = Vec::new();
+    let mut used = 0;
+    for w in unique {
+        let cut: std::borrow::Cow<'_, str> = match w.char_indices().nth(WARNING_ITEM_CHARS) {
+            Some((at, _)) => w[..at].into(),
+            None => w.into(),
+        };
+        used += cut.chars().count();
+        if used > WARNINGS_TOTAL_CHARS {
+            break;
+        }
+        kept.push(cut);
+    }
+    kept
+}
+
+/// Adds `Warning: 299 - "..."` headers, as kube-apiserver sends warnings (bounded as
+/// [`bounded_warnings`] says).
+pub fn with_warnings(mut res: Response<Body>, warnings: &[impl AsRef<str>]) -> Response<Body> {
+    for w in bounded_warnings(warnings.iter().map(AsRef::as_ref)) {
         let escaped = w.replace('\\', "\\\\").replace('"', "\\\"");
         if let Ok(v) = HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
             res.headers_mut().append(header::WARNING, v);
@@ -217,4 +250,22 @@ fn request_labels(method: &Method, uri: &http::Uri) -> crate::metrics::RequestLa
         labels.subresource = r.subresource.unwrap_or_default();
     }
     labels
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warnings_are_bounded_as_kube_bounds_them() {
+        let few = ["a", "b", "a"];
+        assert_eq!(bounded_warnings(few.into_iter()), ["a", "b"]);
+        let many: Vec<String> = (0..100_000)
+            .map(|i| format!("unknown field \"spec.f{i}\"{}", "x".repeat(300)))
+            .collect();
+        let kept = bounded_warnings(many.iter().map(String::as_str));
+        assert_eq!(kept.len(), WARNINGS_TOTAL_CHARS / WARNING_ITEM_CHARS);
+        assert!(kept.iter().all(|w| w.chars().count() == WARNING_ITEM_CHARS));
+        assert!(kept[0].starts_with("unknown field \"spec.f0\""));
+    }
 }
