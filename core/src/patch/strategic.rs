@@ -43,6 +43,8 @@
 //! assert_eq!(merged, json!({"containers": [{"name": "b", "image": "b:2"}]}));
 //! ```
 
+use std::collections::{HashMap, HashSet};
+
 use serde_json::{Map, Value};
 
 use crate::field::FieldPath;
@@ -245,9 +247,9 @@ fn merge_map(
     }
 
     if let Some(retain) = patch.get(RETAIN_KEYS) {
-        let keys: Vec<&str> = retain
+        let keys: HashSet<&str> = retain
             .as_array()
-            .and_then(|a| a.iter().map(Value::as_str).collect::<Option<Vec<_>>>())
+            .and_then(|a| a.iter().map(Value::as_str).collect::<Option<HashSet<_>>>())
             .ok_or_else(|| bad_directive(path, RETAIN_KEYS, "must be a list of field names"))?;
         for (k, v) in patch {
             if v.is_null() || k.starts_with('$') {
@@ -285,7 +287,8 @@ fn merge_map(
 
     for (field, to_delete) in &delete_lists {
         if let Some(Value::Array(items)) = original.get_mut(*field) {
-            items.retain(|item| !to_delete.contains(item));
+            let to_delete: HashSet<String> = to_delete.iter().map(Value::to_string).collect();
+            items.retain(|item| !to_delete.contains(&item.to_string()));
         }
     }
 
@@ -373,10 +376,13 @@ fn merge_value(
 }
 
 /// The identity of a list item: its merge-key values (with defaults) for keyed lists,
-/// the value itself otherwise. `None` when a key is missing.
-fn identity(item: &Value, keys: Option<&[String]>, items: Option<&Schema>) -> Option<Value> {
+/// the value itself otherwise, as compact JSON (canonical: objects are sorted maps), so
+/// that lists are merged through hash maps in time linear in their lengths, never by
+/// comparing every item of one with every item of the other. `None` when a key is
+/// missing.
+fn identity(item: &Value, keys: Option<&[String]>, items: Option<&Schema>) -> Option<String> {
     let Some(keys) = keys else {
-        return Some(item.clone());
+        return Some(item.to_string());
     };
     let m = item.as_object()?;
     let mut id = Vec::with_capacity(keys.len());
@@ -387,7 +393,22 @@ fn identity(item: &Value, keys: Option<&[String]>, items: Option<&Schema>) -> Op
             .or_else(|| items?.properties.get(k)?.default.as_ref())?;
         id.push(v.clone());
     }
-    Some(Value::Array(id))
+    Some(Value::Array(id).to_string())
+}
+
+/// The first index of each identity among `items`.
+fn positions(
+    items: &[Value],
+    keys: Option<&[String]>,
+    schema: Option<&Schema>,
+) -> HashMap<String, usize> {
+    let mut at = HashMap::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        if let Some(id) = identity(item, keys, schema) {
+            at.entry(id).or_insert(i);
+        }
+    }
+    at
 }
 
 fn missing_key(item: &Value, keys: &[String], path: &FieldPath) -> PatchError {
@@ -415,6 +436,7 @@ fn merge_list(
     // Special elements: `$patch` items.
     let mut original = original;
     let mut replace = false;
+    let mut deleted: HashSet<String> = HashSet::new();
     let mut plain: Vec<(usize, &Value)> = Vec::with_capacity(patch.len());
     for (i, item) in patch.iter().enumerate() {
         let ipath = path.index(i);
@@ -435,8 +457,7 @@ fn merge_list(
                 Some(keys) => {
                     let id = identity(item, Some(keys), items_schema)
                         .ok_or_else(|| missing_key(item, keys, &ipath))?;
-                    original
-                        .retain(|o| identity(o, Some(keys), items_schema).as_ref() != Some(&id));
+                    deleted.insert(id);
                 }
                 None => {
                     return Err(PatchError::UnknownDirective {
@@ -451,6 +472,9 @@ fn merge_list(
 
     if replace {
         original = Vec::new();
+    } else if !deleted.is_empty() {
+        original
+            .retain(|o| identity(o, keys, items_schema).is_none_or(|id| !deleted.contains(&id)));
     }
 
     match (&strategy, replace) {
@@ -462,15 +486,17 @@ fn merge_list(
             Ok(out)
         }
         (ListStrategy::Set, false) => {
+            let mut seen: HashSet<String> = original.iter().map(Value::to_string).collect();
             for (i, item) in plain {
                 let item = new_item(item, items_schema, &path.index(i))?;
-                if !original.contains(&item) {
+                if seen.insert(item.to_string()) {
                     original.push(item);
                 }
             }
             Ok(original)
         }
         (ListStrategy::Keyed(keys), false) => {
+            let mut at = positions(&original, Some(keys), items_schema);
             for (i, item) in plain {
                 let ipath = path.index(i);
                 let Value::Object(m) = item else {
@@ -481,10 +507,7 @@ fn merge_list(
                 };
                 let id = identity(item, Some(keys), items_schema)
                     .ok_or_else(|| missing_key(item, keys, &ipath))?;
-                let found = original
-                    .iter()
-                    .position(|o| identity(o, Some(keys), items_schema).as_ref() == Some(&id));
-                match found {
+                match at.get(&id).copied() {
                     Some(pos) => {
                         let base = match std::mem::take(&mut original[pos]) {
                             Value::Object(o) => o,
@@ -492,12 +515,15 @@ fn merge_list(
                         };
                         original[pos] = Value::Object(merge_map(base, m, items_schema, &ipath)?);
                     }
-                    None => original.push(Value::Object(merge_map(
-                        Map::new(),
-                        m,
-                        items_schema,
-                        &ipath,
-                    )?)),
+                    None => {
+                        at.insert(id, original.len());
+                        original.push(Value::Object(merge_map(
+                            Map::new(),
+                            m,
+                            items_schema,
+                            &ipath,
+                        )?));
+                    }
                 }
             }
             Ok(original)
@@ -548,13 +574,13 @@ fn order_list(merged: Vec<Value>, ctx: &OrderContext<'_>) -> Result<Vec<Value>, 
         ListStrategy::Keyed(k) => Some(k.as_slice()),
         _ => None,
     };
-    let mut order_ids = Vec::with_capacity(order.len());
+    let mut order_at: HashMap<String, usize> = HashMap::with_capacity(order.len());
     for (i, o) in order.iter().enumerate() {
         let id = identity(o, keys, items_schema).ok_or_else(|| match keys {
             Some(k) => missing_key(o, k, &fpath.index(i)),
             None => bad_directive(path, &directive, "invalid element"),
         })?;
-        order_ids.push(id);
+        order_at.entry(id).or_insert(i);
     }
     // Every (non-directive) item of the patch list must be named by the order list.
     if let Some(Value::Array(p)) = patch_list {
@@ -563,7 +589,7 @@ fn order_list(merged: Vec<Value>, ctx: &OrderContext<'_>) -> Result<Vec<Value>, 
                 continue;
             }
             let id = identity(item, keys, items_schema);
-            if id.is_none_or(|id| !order_ids.contains(&id)) {
+            if id.is_none_or(|id| !order_at.contains_key(&id)) {
                 return Err(bad_directive(
                     path,
                     &directive,
@@ -575,20 +601,15 @@ fn order_list(merged: Vec<Value>, ctx: &OrderContext<'_>) -> Result<Vec<Value>, 
 
     // Partition: items named by the order list, sorted by it; server-only items, in their
     // current order. Both remember their index in the live list, if any.
-    let server_ids: Vec<Option<Value>> = server
-        .iter()
-        .map(|v| identity(v, keys, items_schema))
-        .collect();
-    let server_index = |id: &Option<Value>| -> Option<usize> {
-        id.as_ref()
-            .and_then(|id| server_ids.iter().position(|s| s.as_ref() == Some(id)))
-    };
+    let server_at = positions(server, keys, items_schema);
+    let server_index =
+        |id: &Option<String>| -> Option<usize> { server_at.get(id.as_ref()?).copied() };
     let mut named: Vec<(usize, Option<usize>, Value)> = Vec::new();
     let mut server_only: Vec<(Option<usize>, Value)> = Vec::new();
     for item in merged {
         let id = identity(&item, keys, items_schema);
         let live = server_index(&id);
-        match id.and_then(|id| order_ids.iter().position(|o| *o == id)) {
+        match id.and_then(|id| order_at.get(&id).copied()) {
             Some(i) => named.push((i, live, item)),
             None => server_only.push((live, item)),
         }

@@ -8,6 +8,7 @@
 //! 3. CEL `x-kubernetes-validations` (`schema/cel/validation.go`).
 
 use std::cmp::Ordering;
+use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
@@ -114,6 +115,45 @@ fn json_eq(a: &Value, b: &Value) -> bool {
         }
         _ => a == b,
     }
+}
+
+/// A text equal for two values exactly when [`json_eq`] holds (numbers as `f64`,
+/// objects by sorted key), so that uniqueness is checked through a hash set in time
+/// linear in a list's length: a list of 40,000 items must not cost 800 million
+/// comparisons.
+fn canonical(v: &Value) -> String {
+    fn write(v: &Value, out: &mut String) {
+        use std::fmt::Write as _;
+        match v {
+            Value::Number(n) => {
+                let f = n.as_f64().unwrap_or(f64::NAN);
+                // -0 and 0 are equal numbers.
+                let f = if f == 0.0 { 0.0 } else { f };
+                let _ = write!(out, "{f:?}");
+            }
+            Value::Array(items) => {
+                out.push('[');
+                for item in items {
+                    write(item, out);
+                    out.push(',');
+                }
+                out.push(']');
+            }
+            Value::Object(map) => {
+                out.push('{');
+                for (k, item) in map {
+                    let _ = write!(out, "{k:?}:");
+                    write(item, out);
+                    out.push(',');
+                }
+                out.push('}');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut out = String::new();
+    write(v, &mut out);
+    out
 }
 
 impl OpenApi<'_> {
@@ -416,10 +456,8 @@ impl OpenApi<'_> {
             }
         }
         if s.unique_items {
-            let dup = items
-                .iter()
-                .enumerate()
-                .any(|(i, a)| items[..i].iter().any(|b| json_eq(a, b)));
+            let mut seen = HashSet::with_capacity(items.len());
+            let dup = !items.iter().all(|item| seen.insert(canonical(item)));
             if dup {
                 // errors.DuplicateItems: "%s in %s shouldn't contain duplicates"
                 self.errs.push(FieldError::invalid(
@@ -516,19 +554,21 @@ fn list_types(s: &Schema, v: &Value, path: &FieldPath, errs: &mut ErrorList) {
         Value::Array(items) => {
             match s.x_list_type {
                 Some(ListType::Set) => {
+                    let mut seen = HashSet::with_capacity(items.len());
                     for (i, item) in items.iter().enumerate() {
-                        if items[..i].iter().any(|b| json_eq(item, b)) {
+                        if !seen.insert(canonical(item)) {
                             errs.push(FieldError::duplicate(&path.index(i), item.clone()));
                         }
                     }
                 }
                 Some(ListType::Map) => {
-                    let keys: Vec<Option<Value>> =
-                        items.iter().map(|item| map_key(s, item)).collect();
-                    for (i, key) in keys.iter().enumerate() {
-                        let Some(key) = key else { continue };
-                        if keys[..i].iter().flatten().any(|b| json_eq(key, b)) {
-                            errs.push(FieldError::duplicate(&path.index(i), key.clone()));
+                    let mut seen = HashSet::with_capacity(items.len());
+                    for (i, item) in items.iter().enumerate() {
+                        let Some(key) = map_key(s, item) else {
+                            continue;
+                        };
+                        if !seen.insert(canonical(&key)) {
+                            errs.push(FieldError::duplicate(&path.index(i), key));
                         }
                     }
                 }

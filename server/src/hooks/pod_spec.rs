@@ -13,7 +13,7 @@
 //!   (`map[string]string{"app":"x"}`), as kube prints them; other structured values are
 //!   rendered as JSON.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use kapi_core::__private::k8s_openapi::apimachinery::pkg::apis::meta::v1::{
     LabelSelector, ObjectMeta,
@@ -175,7 +175,7 @@ fn strings(values: &[&str]) -> Vec<Value> {
 /// The part of `ValidatePodSpec` kapi makes (see the module docs), at `path`.
 pub fn validate_pod_spec(spec: &PodSpec, path: &FieldPath) -> ErrorList {
     let mut errs = ErrorList::new();
-    let mut names: Vec<&str> = Vec::new();
+    let mut names: HashSet<&str> = HashSet::new();
     let init = spec.init_containers.as_deref().unwrap_or(&[]);
     validate_containers(init, &path.child("initContainers"), &mut names, &mut errs);
     let containers_path = path.child("containers");
@@ -218,7 +218,7 @@ pub fn validate_pod_spec(spec: &PodSpec, path: &FieldPath) -> ErrorList {
 fn validate_containers<'a>(
     containers: &'a [Container],
     path: &FieldPath,
-    names: &mut Vec<&'a str>,
+    names: &mut HashSet<&'a str>,
     errs: &mut ErrorList,
 ) {
     for (i, c) in containers.iter().enumerate() {
@@ -230,10 +230,8 @@ fn validate_containers<'a>(
             for msg in dns1123_label_errors(&c.name) {
                 errs.push(FieldError::invalid(&name_path, c.name.as_str(), msg));
             }
-            if names.contains(&c.name.as_str()) {
+            if !names.insert(&c.name) {
                 errs.push(FieldError::duplicate(&name_path, c.name.as_str()));
-            } else {
-                names.push(&c.name);
             }
         }
         let image = c.image.as_deref().unwrap_or("");
