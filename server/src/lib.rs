@@ -15,7 +15,7 @@
 //! [`controllers`] (namespace lifecycle and garbage collection), [`apiextensions`]
 //! (CustomResourceDefinitions served at run time), [`allocation`] (Service
 //! cluster IPs and node ports), [`encryption`] (encryption at rest), [`server`] (listening,
-//! shutdown), [`kubeconfig`].
+//! shutdown), [`kubeconfig`], [`private_files`] (the modes of what it keeps on disk).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), kapi_server::server::ServeError> {
@@ -60,6 +60,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod pki;
 pub mod presentation;
+pub mod private_files;
 pub mod registry;
 pub mod server;
 pub mod status;

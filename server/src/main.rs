@@ -133,6 +133,10 @@ struct SecurityFlags {
     /// The audit policy; without one, every request is logged at Metadata level.
     #[arg(long, requires = "audit_log_path")]
     audit_policy_file: Option<PathBuf>,
+    /// The audit log file's mode, in octal (`0640`); without it `0600`, and an
+    /// existing log that is wider is tightened.
+    #[arg(long, requires = "audit_log_path", value_parser = parse_file_mode)]
+    audit_log_file_mode: Option<u32>,
     /// The largest request body, in bytes; larger ones get 413.
     #[arg(long, default_value_t = kapi_server::endpoints::DEFAULT_MAX_BODY)]
     max_request_body_bytes: usize,
@@ -154,6 +158,17 @@ struct SecurityFlags {
     /// kube-apiserver's 75 s `eventFreshDuration`.
     #[arg(long, default_value = "75s", value_parser = kapi_server::compactor::parse_duration)]
     watch_cache_event_horizon: std::time::Duration,
+}
+
+/// An octal file mode: `0640`, `640` or `0o640`.
+fn parse_file_mode(text: &str) -> Result<u32, String> {
+    let digits = text.strip_prefix("0o").unwrap_or(text);
+    match u32::from_str_radix(digits, 8) {
+        Ok(mode) if mode <= 0o777 => Ok(mode),
+        _ => Err(format!(
+            "{text:?} is not a file mode in octal (such as 0640)"
+        )),
+    }
 }
 
 fn main() -> std::process::ExitCode {
@@ -219,6 +234,7 @@ fn main() -> std::process::ExitCode {
             api_audiences: security.api_audiences,
             audit_log_path: security.audit_log_path,
             audit_policy_file: security.audit_policy_file,
+            audit_log_file_mode: security.audit_log_file_mode,
             limits: kapi_server::limits::LimitsConfig {
                 max_requests_inflight: security.max_requests_inflight,
                 max_mutating_requests_inflight: security.max_mutating_requests_inflight,

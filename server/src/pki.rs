@@ -150,7 +150,13 @@ pub fn serving_names(listen: IpAddr, extra: &[String]) -> Vec<String> {
 /// Loads the PKI from `<data_dir>/pki`, making whatever is missing or stale.
 pub fn ensure(data_dir: &Path, names: &[String]) -> std::io::Result<Pki> {
     let dir = data_dir.join("pki");
-    std::fs::create_dir_all(&dir)?;
+    crate::private_files::ensure_dir(&dir)?;
+    for entry in std::fs::read_dir(&dir)? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "key") {
+            crate::private_files::tighten(&path, crate::private_files::PRIVATE_FILE_MODE)?;
+        }
+    }
     let ca_cert_path = dir.join("ca.crt");
     let ca_key_path = dir.join("ca.key");
 

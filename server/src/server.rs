@@ -94,6 +94,9 @@ pub struct SecurityConfig {
     /// The audit policy (`audit.k8s.io/v1` Policy); without it, every request is logged
     /// at Metadata level.
     pub audit_policy_file: Option<PathBuf>,
+    /// The audit log file's mode (`--audit-log-file-mode`); `None`: `0600`, and an
+    /// existing log that is wider is tightened.
+    pub audit_log_file_mode: Option<u32>,
     /// The `EncryptionConfiguration` file of encryption at rest (kube-apiserver's
     /// `--encryption-provider-config`); `None` stores values as they are.
     pub encryption_provider_config: Option<PathBuf>,
@@ -150,7 +153,7 @@ pub async fn serve(
     resources: Resources,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> Result<(), ServeError> {
-    std::fs::create_dir_all(&config.data_dir)
+    crate::private_files::ensure_dir(&config.data_dir)
         .map_err(io(format!("creating {}", config.data_dir.display())))?;
     let encryption =
         crate::encryption::load(config.security.encryption_provider_config.as_deref())?;
@@ -499,7 +502,11 @@ fn auditor(security: &SecurityConfig) -> Result<Option<kapi_auth::audit::Auditor
             .map_err(|e| ServeError::Config(format!("--audit-policy-file: {e}")))?,
         None => Policy::metadata_default(),
     };
-    let log = AuditLog::open(path, AuditLogOptions::default())
+    let options = AuditLogOptions {
+        file_mode: security.audit_log_file_mode,
+        ..AuditLogOptions::default()
+    };
+    let log = AuditLog::open(path, options)
         .map_err(io(format!("opening the audit log {}", path.display())))?;
     Ok(Some(Auditor::new(policy, log)))
 }

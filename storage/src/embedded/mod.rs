@@ -25,6 +25,7 @@
 //! ```
 
 mod history;
+mod private;
 mod snapshot;
 mod tables;
 mod watch;
@@ -190,11 +191,15 @@ impl EmbeddedStorage {
     /// Opens (or creates) the store in `dir` with `config`. Blocks while redb opens the
     /// file (and repairs it after a crash), so async callers may want `spawn_blocking`.
     pub fn open_with(dir: &Path, config: EmbeddedConfig) -> Result<Self> {
-        std::fs::create_dir_all(dir)
+        private::create_dir(dir)
             .map_err(|e| StorageError::internal(format!("cannot create {}", dir.display()), e))?;
+        let path = dir.join(DATABASE_FILE);
+        private::restrict_file(&path).map_err(|e| {
+            StorageError::internal(format!("cannot restrict {}", path.display()), e)
+        })?;
         let db = Database::builder()
             .set_cache_size(config.cache_size)
-            .create(dir.join(DATABASE_FILE))
+            .create(&path)
             .map_err(redb_error)?;
         // Create the tables so read transactions always find them.
         let txn = db.begin_write().map_err(redb_error)?;
