@@ -123,10 +123,27 @@ impl Authenticator {
     }
 }
 
-/// The token of an `Authorization: Bearer` header.
+/// The warning kube-apiserver gives a bearer token with a second space before it.
+pub const EXTRA_SPACE_WARNING: &str = "the provided Authorization header contains extra space before the bearer token, and is ignored";
+
+/// The token of an `Authorization: Bearer` header, split as kube-apiserver splits it:
+/// the word after the first space, so `Bearer  token` (two spaces) has an empty token
+/// and presents no credential.
 fn bearer(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, token) = value.trim().split_once(' ')?;
-    let token = token.trim();
+    let mut parts = value.trim().splitn(3, ' ');
+    let scheme = parts.next()?;
+    let token = parts.next()?;
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+/// [`EXTRA_SPACE_WARNING`] when the request's bearer token was ignored for a space
+/// too many.
+pub fn bearer_warning(headers: &HeaderMap) -> Option<&'static str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let mut parts = value.trim().splitn(3, ' ');
+    let scheme = parts.next()?;
+    let token = parts.next()?;
+    (scheme.eq_ignore_ascii_case("bearer") && token.is_empty() && parts.next().is_some())
+        .then_some(EXTRA_SPACE_WARNING)
 }

@@ -24,7 +24,11 @@ impl Api {
         let req = req.map(|body| self.limits.bound_body(body));
         let user = match self.authenticate(&req, peer).await {
             Ok(user) => user,
-            Err(e) => return refuse(self.limits.request_timeout(), req, error_response(&e)).await,
+            Err(e) => {
+                let warning = crate::authentication::bearer_warning(req.headers());
+                let res = super::with_warnings(error_response(&e), warning.as_slice());
+                return refuse(self.limits.request_timeout(), req, res).await;
+            }
         };
         let (parts, body) = req.into_parts();
         let requested = attributes(user, &parts.method, parts.uri.path(), parts.uri.query());

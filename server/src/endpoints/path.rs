@@ -48,8 +48,14 @@ pub enum Route {
 const NAMESPACE_SUBRESOURCES: &[&str] = &["status", "finalize"];
 
 /// Parses a path under `/api` or `/apis`; `None` for other paths.
+///
+/// The path is percent-decoded first, whole, as Go's `URL.Path` is before
+/// kube-apiserver splits it: `configmaps/%C3%A9` names `é`, and `%2F` is a `/` that
+/// separates segments. Escapes that decode to no UTF-8 become U+FFFD, which no name
+/// allows; malformed escapes stay as written.
 pub fn parse(path: &str) -> Option<Route> {
-    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let decoded = percent_encoding::percent_decode_str(path).decode_utf8_lossy();
+    let parts: Vec<&str> = decoded.trim_matches('/').split('/').collect();
     let (group, version, rest) = match parts.as_slice() {
         ["api"] => return Some(Route::CoreVersions),
         ["apis"] => return Some(Route::Groups),
@@ -113,6 +119,19 @@ mod tests {
             Some(Route::Resource(r)) => r,
             other => panic!("{path}: {other:?}"),
         }
+    }
+
+    #[test]
+    fn paths_are_percent_decoded_before_they_are_split() {
+        let r = res("/api/v1/namespaces/default/configmaps/%C3%A9");
+        assert_eq!(r.name.as_deref(), Some("é"));
+        let r = res("/api/v1/namespaces/d%65fault/configmaps/a%2Fstatus");
+        assert_eq!(r.namespace.as_deref(), Some("default"));
+        assert_eq!(
+            (r.name.as_deref(), r.subresource.as_deref()),
+            (Some("a"), Some("status"))
+        );
+        assert_eq!(res("/api/v1/configmaps/%zz").name.as_deref(), Some("%zz"));
     }
 
     #[test]
