@@ -200,9 +200,27 @@ pub fn respond(result: &Result<Value, ApiError>) {
         }
         Err(e) => serde_json::to_vec(&e.to_status()),
     };
+    // Issue #17: however long what the client sent, an error answers in a bounded body
+    // (a message of at most 64 KiB, field errors quoting at most 1 KiB of a value).
+    if let (Err(_), Ok(bytes)) = (result, &answer) {
+        assert!(
+            bytes.len() <= MAX_STATUS_BYTES,
+            "a Status of {} bytes",
+            bytes.len()
+        );
+    }
     if verbose {
         eprintln!("{}", String::from_utf8_lossy(&answer.unwrap_or_default()));
     }
+}
+
+/// The largest `Status` an error may answer with: its message bounded by
+/// `status::MAX_STATUS_MESSAGE_BYTES`, an Invalid's causes by what fits its message.
+pub const MAX_STATUS_BYTES: usize = 192 * 1024;
+
+/// The compact JSON length of `v`.
+fn json_len(v: &Value) -> usize {
+    serde_json::to_vec(v).map_or(0, |b| b.len())
 }
 
 /// A PATCH as `endpoints::resource` serves it, for one patch type. The input is
@@ -223,7 +241,15 @@ pub fn patch(patch_type: PatchType, content_type: &str, data: &[u8]) {
         return;
     };
     let schema = strategy.schema();
-    let _ = patch_type.apply(&current, &patch, schema);
+    let patched = patch_type.apply(&current, &patch, schema);
+    // Issue #17: a patch's result grows by at most what the patch holds, plus what a
+    // JSON patch's copies may copy.
+    if let Ok(doc) = &patched {
+        let bound = json_len(&current)
+            + 2 * json_len(&patch)
+            + kapi_server::endpoints::patch::MAX_JSON_PATCH_COPY_BYTES;
+        assert!(json_len(doc) <= bound, "a result of {} bytes", json_len(doc));
+    }
     if patch_type == PatchType::Apply {
         // Apply creates a missing object from the configuration, named by the URL.
         let mut config = patch.clone();

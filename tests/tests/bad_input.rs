@@ -2010,6 +2010,34 @@ fn patches(t: &mut Table, cm: &str, w: &str, d: &str) {
             {"op": "replace", "path": format!("/spec/config/deep{}", "/a".repeat(99)), "value": nest(100)},
         ])), 422, "Invalid");
 
+    // Copies that double the document (issue #17): refused once they have copied
+    // kube's JSONPatchMaxCopyBytes (3 MiB), with or without a final remove.
+    let kib: serde_json::Map<String, Value> = (0..16)
+        .map(|i| (format!("k{i:02}"), Value::from("v".repeat(56))))
+        .collect();
+    for (copies, remove) in [(20, true), (20, false), (30, true)] {
+        let mut ops = vec![json!({"op": "add", "path": "/metadata/annotations/a", "value": kib})];
+        ops.extend((0..copies).map(|i| {
+            json!({"op": "copy", "from": "/metadata/annotations/a", "path": format!("/metadata/annotations/a/c{i}")})
+        }));
+        if remove {
+            ops.push(json!({"op": "remove", "path": "/metadata/annotations/a"}));
+        }
+        let name = format!(
+            "JSON patch: {copies} copies doubling a 1 KiB map{}",
+            if remove { ", then removed" } else { "" }
+        );
+        t.row(
+            &name,
+            "PATCH",
+            cm,
+            JSON_PATCH,
+            bytes(&Value::Array(ops)),
+            422,
+            "Invalid",
+        );
+    }
+
     let bad_merge: &[(&str, &str, u16, &str)] = &[
         ("a list", "[1,2]", 400, "BadRequest"),
         ("a string", "\"x\"", 400, "BadRequest"),
