@@ -6,7 +6,9 @@
 //! - Other paths whose work could grow faster than the request answer within the
 //!   request timeout, in a bounded body: strategic merge of long keyed lists with
 //!   `$setElementOrder`, merge patches of long lists, label selectors of many values,
-//!   field errors of huge values and of very many fields.
+//!   field errors of huge values and of very many fields, CEL rules over long lists
+//!   (time linear in the list; a cost limit on rules nested over lists comes with
+//!   issue #22's CEL work).
 //! - Everything under a fresh data directory is its owner's alone, and a start over a
 //!   wide one tightens it; the audit log keeps the operator's mode when named.
 //! - kube's two divergences: `Bearer  token` (two spaces) is no credential, and path
@@ -252,6 +254,37 @@ fn work_that_could_grow_faster_than_the_request_is_bounded() {
         "{}",
         &message[message.len().saturating_sub(200)..]
     );
+}
+
+#[test]
+fn cel_rules_over_long_lists_answer_in_bounds() {
+    let kapi = Kapi::start_with(Backend::Embedded, &["--request-timeout", "20s"]);
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "lists.bounds.kapi.dev"},
+        "spec": {"group": "bounds.kapi.dev", "scope": "Namespaced",
+            "names": {"plural": "lists", "singular": "list", "kind": "List", "listKind": "ListList"},
+            "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+                "type": "object", "properties": {"spec": {"type": "object", "properties": {
+                    "items": {"type": "array", "items": {"type": "string",
+                        "x-kubernetes-validations": [{"rule": "self.size() < 3"}]},
+                        "x-kubernetes-validations": [{"rule": "self.all(x, x != 'forbidden')"}]}}}}}}}]}});
+    kapi.establish(&crd);
+    // A rule on each of 100,000 items, and one over the list: time linear in the list,
+    // one error per item, a bounded answer.
+    let items: Vec<Value> = (0..100_000)
+        .map(|i| Value::from(format!("{i:05}")))
+        .collect();
+    let obj = json!({"apiVersion": "bounds.kapi.dev/v1", "kind": "List",
+        "metadata": {"name": "long"}, "spec": {"items": items}});
+    let (code, body) = answered(
+        &kapi,
+        "POST",
+        "/apis/bounds.kapi.dev/v1/namespaces/default/lists",
+        JSON,
+        &obj,
+    );
+    assert_eq!(code, 422, "{}", &body[..body.len().min(300)]);
+    assert!(body.contains("failed rule: self.size() < 3") && body.contains(" more errors]"));
 }
 
 /// Starts `kapi serve` on a data directory that does not exist yet, waits for its
