@@ -694,6 +694,17 @@ impl Drop for Kapi {
     }
 }
 
+/// The resident memory of process `pid` in bytes, from `/proc/<pid>/status`.
+pub fn rss_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .expect("VmRSS in /proc/<pid>/status")
+        * 1024
+}
+
 /// How long one kubectl (or other client process) may run before the test gives up.
 pub const KUBECTL_TIMEOUT: Duration = Duration::from_secs(60);
 

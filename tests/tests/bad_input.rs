@@ -158,13 +158,7 @@ fn revision(kapi: &Kapi) -> i64 {
 
 /// The server's resident memory in KiB.
 fn rss_kib(kapi: &Kapi) -> u64 {
-    let pid = kapi.pid().expect("the server runs");
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS in /proc/<pid>/status")
+    kapi_tests::rss_bytes(kapi.pid().expect("the server runs")) / 1024
 }
 
 // ---------------------------------------------------------------------------------

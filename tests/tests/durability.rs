@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use kapi_tests::cluster::Cluster;
-use kapi_tests::{Backend, Kapi};
+use kapi_tests::{Backend, Kapi, rss_bytes};
 use serde_json::{Value, json};
 
 const JSON: &str = "application/json";
@@ -837,17 +837,6 @@ fn an_etcd_compaction_expires_old_tokens_and_watches_while_open_watches_go_on() 
         assert_eq!(status["details"]["retryAfterSeconds"], 1, "{status}");
         eprintln!("{path}: 504 after {waited:?}");
     }
-}
-
-/// The server's resident memory, from `/proc/<pid>/status`.
-fn rss_bytes(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .expect("VmRSS")
-        * 1024
 }
 
 /// Updates (`create`: creates first) `keys` ConfigMaps of `bytes` bytes from `writers`

@@ -31,13 +31,7 @@ const SERVICES: &str = "/api/v1/namespaces/default/services";
 
 /// The server's resident memory in KiB.
 fn rss_kib(kapi: &Kapi) -> u64 {
-    let pid = kapi.pid().expect("the server runs");
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .expect("/proc status")
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS in /proc/<pid>/status")
+    kapi_tests::rss_bytes(kapi.pid().expect("the server runs")) / 1024
 }
 
 fn mode(path: &Path) -> u32 {
