@@ -18,7 +18,8 @@
 //!   so consistent reads and pagination stay exact.
 //! - **Watches** (`watchers`): served from the window when it reaches back far enough,
 //!   otherwise by the inner storage (which replays its own history or says `Expired`);
-//!   every cached watcher has a bounded queue and is cut off, never waited for, when
+//!   every cached watcher has a queue bounded by count and by bytes, and is cut off,
+//!   never waited for, when
 //!   it falls behind.
 //!
 //! Everything outside the prefix, every write, and the revision queries go straight to
@@ -68,7 +69,7 @@ use tokio::task::JoinHandle;
 
 use self::budget::Account;
 use self::state::{Evicted, Limits, State};
-use self::watchers::{CutOffReason, Watchers};
+use self::watchers::{CutOffReason, QueueLimits, Watchers};
 use crate::error::StorageError;
 use crate::interface::{
     Deleted, Event, KeyValue, ListRequest, ListResponse, ReadAt, Result, Revision, Storage,
@@ -81,6 +82,9 @@ pub const DEFAULT_BUDGET_BYTES: usize = 64 * 1024 * 1024;
 /// The default total budget of a server's cachers (what kapi's registry gives the
 /// [`WatchCacheBudget`] it shares): 512 MiB.
 pub const DEFAULT_TOTAL_BUDGET_BYTES: usize = 512 * 1024 * 1024;
+
+/// The default of [`CacherConfig::watcher_buffer_bytes`]: 16 MiB.
+pub const DEFAULT_WATCHER_BUFFER_BYTES: usize = 16 * 1024 * 1024;
 
 /// The default of [`CacherConfig::event_horizon`]: kube-apiserver's `eventFreshDuration`.
 pub const DEFAULT_EVENT_HORIZON: Duration = Duration::from_secs(75);
@@ -131,6 +135,12 @@ pub struct CacherConfig {
     /// How many events one watcher may have waiting before it is cut off with an
     /// `Unavailable` error (its replay from the window does not count). Default: 256.
     pub watcher_buffer: usize,
+    /// How many bytes of events one watcher may have waiting (counted as the window
+    /// counts them, without encodings) before it is cut off likewise; one event always
+    /// fits. Events a watcher has not sent stay alive after the window evicted them:
+    /// this bounds what watchers that stop reading hold. Default:
+    /// [`DEFAULT_WATCHER_BUFFER_BYTES`], 16 MiB.
+    pub watcher_buffer_bytes: usize,
     /// How long a cached watch may stay silent before it yields a
     /// [`crate::WatchItem::Progress`]. Default: 5 seconds.
     pub progress_interval: Duration,
@@ -158,6 +168,7 @@ impl Default for CacherConfig {
             sweep_interval: Duration::from_secs(1),
             compaction_check_interval: Duration::from_secs(5),
             watcher_buffer: 256,
+            watcher_buffer_bytes: DEFAULT_WATCHER_BUFFER_BYTES,
             progress_interval: Duration::from_secs(5),
             freshness_timeout: Duration::from_secs(3),
             list_page_size: 1000,
@@ -214,6 +225,12 @@ impl CacherConfig {
     /// Sets [`CacherConfig::watcher_buffer`].
     pub fn with_watcher_buffer(mut self, events: usize) -> Self {
         self.watcher_buffer = events;
+        self
+    }
+
+    /// Sets [`CacherConfig::watcher_buffer_bytes`].
+    pub fn with_watcher_buffer_bytes(mut self, bytes: usize) -> Self {
+        self.watcher_buffer_bytes = bytes;
         self
     }
 
@@ -785,14 +802,15 @@ impl Storage for Cacher {
             if core.state.is_initialised() && !core.relist && after >= core.state.window_start() {
                 let replay = core.state.events_after(prefix, after);
                 let revision = core.state.revision();
-                let stream = core.watchers.register(
-                    prefix,
-                    after,
-                    replay,
-                    revision,
-                    self.shared.config.watcher_buffer,
-                    self.shared.config.progress_interval,
-                );
+                let config = &self.shared.config;
+                let limits = QueueLimits {
+                    events: config.watcher_buffer,
+                    bytes: config.watcher_buffer_bytes,
+                    progress_interval: config.progress_interval,
+                };
+                let stream = core
+                    .watchers
+                    .register(prefix, after, replay, revision, limits);
                 bump(&self.shared.stats.watches_from_cache, 1);
                 return Ok(stream);
             }
@@ -1102,6 +1120,52 @@ mod tests {
             .await;
             assert!(cacher.window_events() < 4);
             assert!(cacher.stats().evicted_by_bytes > 0);
+            cacher.close().await.unwrap();
+        });
+    }
+
+    #[test]
+    fn a_watcher_that_stops_reading_is_cut_off_by_the_bytes_it_holds() {
+        run(async {
+            let (inner, _dir) = store();
+            let size = 10_000;
+            let one = 2 * size + 1000;
+            let cacher = ready(&inner, "/w/", config().with_watcher_buffer_bytes(3 * one)).await;
+            let from = cacher.revision();
+            let mut stuck = cacher.watch("/w/", from).await.unwrap();
+            let mut reader = cacher.watch("/w/", from).await.unwrap();
+            let mut kv = cacher.create("/w/a", value(size, 0)).await.unwrap();
+            let mut seen = vec![kv.mod_revision];
+            assert_eq!(next_revisions(&mut reader, 1).await, seen);
+            for n in 1..8 {
+                kv = cacher
+                    .update("/w/a", value(size, n), kv.mod_revision)
+                    .await
+                    .unwrap();
+                seen.push(kv.mod_revision);
+                assert_eq!(next_revisions(&mut reader, 1).await, [kv.mod_revision]);
+            }
+            // The one that did not read has what fitted (the create holds one value,
+            // the updates two each), then the error to resume from.
+            assert_eq!(next_revisions(&mut stuck, 3).await, seen[..3]);
+            let end = tokio::time::timeout(STEP, stuck.next()).await.unwrap();
+            match end {
+                Some(Err(StorageError::Unavailable { message, .. })) => {
+                    assert!(message.contains("bytes waiting"), "{message}");
+                    assert!(
+                        message.contains(&format!("resume from revision {}", seen[2])),
+                        "{message}"
+                    );
+                }
+                other => panic!("{other:?}"),
+            }
+            assert_eq!(cacher.stats().watchers_cut_off, 1);
+            // One event always fits, however large.
+            let tiny = config().with_watcher_buffer_bytes(1);
+            let cacher = ready(&inner, "/v/", tiny).await;
+            let mut watch = cacher.watch("/v/", cacher.revision()).await.unwrap();
+            let created = cacher.create("/v/a", value(size, 0)).await.unwrap();
+            assert_eq!(next_revisions(&mut watch, 1).await, [created.mod_revision]);
             cacher.close().await.unwrap();
         });
     }

@@ -1,7 +1,8 @@
 //! Fan-out: each watch served from the cache has its own bounded queue, filled by the
 //! feed and drained by the watch's stream.
 //!
-//! The feed never waits for a watcher: when a queue is full, the watcher is cut off (its
+//! The feed never waits for a watcher: when a queue is full (by count, or by the bytes
+//! of the events it keeps alive, see [`QueueLimits`]), the watcher is cut off (its
 //! stream yields what it had, then an `Unavailable` error naming the revision to resume
 //! from) and removed, as kube-apiserver's cacher terminates a blocked `cacheWatcher`.
 //! Each queue also records the revision up to which it has been given every matching
@@ -16,8 +17,21 @@ use futures_util::stream;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use super::budget::event_bytes;
 use crate::error::StorageError;
 use crate::interface::{Event, Revision, WatchItem, WatchStream};
+
+/// How much one watcher may have waiting, and how often an idle one hears of progress.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct QueueLimits {
+    /// Events waiting.
+    pub events: usize,
+    /// Bytes of the events waiting (as the window charges them, before encodings):
+    /// a watcher that stops reading keeps what it has not sent alive after the window
+    /// evicted it. The first event waiting always fits.
+    pub bytes: usize,
+    pub progress_interval: Duration,
+}
 
 /// Why a watcher's stream ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,7 +61,7 @@ struct Queue {
     prefix: String,
     /// Events at or below this are not for this watcher (it started after them).
     after: Revision,
-    capacity: usize,
+    limits: QueueLimits,
     inner: Mutex<QueueState>,
     /// Wakes the stream: one consumer, so a notification sent while it is not waiting
     /// is kept for its next wait.
@@ -57,6 +71,8 @@ struct Queue {
 #[derive(Debug)]
 struct QueueState {
     events: VecDeque<Arc<Event>>,
+    /// What `events` hold, as [`event_bytes`] counts it.
+    bytes: usize,
     /// Every matching event up to this revision is in `events` or was yielded.
     progress: Revision,
     end: Option<End>,
@@ -67,6 +83,19 @@ struct QueueState {
 impl Queue {
     fn lock(&self) -> MutexGuard<'_, QueueState> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl QueueState {
+    fn pop(&mut self) -> Option<Arc<Event>> {
+        let event = self.events.pop_front()?;
+        self.bytes -= event_bytes(&event);
+        Some(event)
+    }
+
+    fn clear(&mut self) {
+        self.events.clear();
+        self.bytes = 0;
     }
 }
 
@@ -97,15 +126,19 @@ impl Watchers {
         after: Revision,
         replay: VecDeque<Arc<Event>>,
         revision: Revision,
-        capacity: usize,
-        progress_interval: Duration,
+        limits: QueueLimits,
     ) -> WatchStream {
+        let progress_interval = limits.progress_interval;
         let queue = Arc::new(Queue {
             prefix: prefix.to_string(),
             after,
-            capacity: capacity.max(1),
+            limits: QueueLimits {
+                events: limits.events.max(1),
+                ..limits
+            },
             inner: Mutex::new(QueueState {
                 events: VecDeque::new(),
+                bytes: 0,
                 progress: revision.max(after),
                 end: None,
                 dropped: false,
@@ -140,7 +173,10 @@ impl Watchers {
                 state.progress = state.progress.max(event.revision);
                 return true;
             }
-            if state.events.len() >= queue.capacity {
+            let size = event_bytes(event);
+            let full = state.events.len() >= queue.limits.events
+                || (!state.events.is_empty() && state.bytes + size > queue.limits.bytes);
+            if full {
                 state.end = Some(End::CutOff {
                     resume_from: state.progress,
                     reason: CutOffReason::TooSlow,
@@ -151,6 +187,7 @@ impl Watchers {
                 return false;
             }
             state.events.push_back(event.clone());
+            state.bytes += size;
             state.progress = event.revision;
             drop(state);
             queue.notify.notify_one();
@@ -193,7 +230,7 @@ impl Watchers {
     pub fn close_all(&mut self) {
         for queue in self.queues.drain(..) {
             let mut state = queue.lock();
-            state.events.clear();
+            state.clear();
             state.end = Some(End::Closed);
             drop(state);
             queue.notify.notify_one();
@@ -222,7 +259,7 @@ impl CachedWatch {
             }
             {
                 let mut state = self.queue.lock();
-                if let Some(event) = state.events.pop_front() {
+                if let Some(event) = state.pop() {
                     drop(state);
                     return Some(Ok(self.yield_event(&event)));
                 }
@@ -238,9 +275,10 @@ impl CachedWatch {
                     }) => {
                         self.done = true;
                         let why = match reason {
-                            CutOffReason::TooSlow => {
-                                format!("fell more than {} events behind", self.queue.capacity)
-                            }
+                            CutOffReason::TooSlow => format!(
+                                "fell behind (more than {} events or {} bytes waiting)",
+                                self.queue.limits.events, self.queue.limits.bytes
+                            ),
                             CutOffReason::Relisted => {
                                 "was interrupted: the watch cache re-listed".to_string()
                             }
@@ -280,6 +318,6 @@ impl Drop for CachedWatch {
         let mut state = self.queue.lock();
         state.dropped = true;
         // Free the buffered events now rather than at the feed's next pass.
-        state.events.clear();
+        state.clear();
     }
 }
