@@ -372,8 +372,9 @@ impl std::io::Write for Bounded {
     }
 }
 
-/// The largest index at most `at` that is a character boundary of `s`.
-fn floor_char_boundary(s: &str, at: usize) -> usize {
+/// The largest index at most `at` that is a character boundary of `s` (where a text
+/// may be cut).
+pub fn floor_char_boundary(s: &str, at: usize) -> usize {
     let mut i = at.min(s.len());
     while !s.is_char_boundary(i) {
         i -= 1;

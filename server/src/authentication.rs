@@ -126,24 +126,28 @@ impl Authenticator {
 /// The warning kube-apiserver gives a bearer token with a second space before it.
 pub const EXTRA_SPACE_WARNING: &str = "the provided Authorization header contains extra space before the bearer token, and is ignored";
 
-/// The token of an `Authorization: Bearer` header, split as kube-apiserver splits it:
-/// the word after the first space, so `Bearer  token` (two spaces) has an empty token
-/// and presents no credential.
-fn bearer(headers: &HeaderMap) -> Option<&str> {
+/// An `Authorization: Bearer` header split as kube-apiserver splits it: the word after
+/// the first space is the token, so `Bearer  token` (two spaces) has an empty one, and
+/// whether more followed it. `None` without a bearer header.
+fn bearer_parts(headers: &HeaderMap) -> Option<(&str, bool)> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let mut parts = value.trim().splitn(3, ' ');
     let scheme = parts.next()?;
     let token = parts.next()?;
-    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some((token, parts.next().is_some()))
+}
+
+/// The token of an `Authorization: Bearer` header; an empty one presents no credential.
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    bearer_parts(headers).and_then(|(token, _)| (!token.is_empty()).then_some(token))
 }
 
 /// [`EXTRA_SPACE_WARNING`] when the request's bearer token was ignored for a space
 /// too many.
 pub fn bearer_warning(headers: &HeaderMap) -> Option<&'static str> {
-    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let mut parts = value.trim().splitn(3, ' ');
-    let scheme = parts.next()?;
-    let token = parts.next()?;
-    (scheme.eq_ignore_ascii_case("bearer") && token.is_empty() && parts.next().is_some())
-        .then_some(EXTRA_SPACE_WARNING)
+    bearer_parts(headers)
+        .filter(|(token, more)| token.is_empty() && *more)
+        .map(|_| EXTRA_SPACE_WARNING)
 }

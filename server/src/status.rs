@@ -393,10 +393,7 @@ fn bounded_message(message: &str) -> std::borrow::Cow<'_, str> {
     if message.len() <= MAX_STATUS_MESSAGE_BYTES {
         return message.into();
     }
-    let mut cut = MAX_STATUS_MESSAGE_BYTES;
-    while !message.is_char_boundary(cut) {
-        cut -= 1;
-    }
+    let cut = kapi_core::field::floor_char_boundary(message, MAX_STATUS_MESSAGE_BYTES);
     format!(
         "{}... ({} bytes, truncated)",
         &message[..cut],
