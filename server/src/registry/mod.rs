@@ -115,9 +115,8 @@ struct Served {
 pub struct Registry {
     storage: Arc<dyn Storage>,
     prefix: String,
+    /// The options, the watch caches' total budget filled in: one for all of them.
     options: StoreOptions,
-    /// What every watch cache is made with: one total budget for all.
-    watch_cache: CacherConfig,
     namespaces: Option<Arc<NamespaceLookup>>,
     /// `(group, plural)` of every compiled resource: run-time ones may not take them.
     compiled: BTreeSet<(String, String)>,
@@ -139,14 +138,12 @@ impl Registry {
         prefix: &str,
         options: &StoreOptions,
     ) -> Self {
-        let mut watch_cache = options.watch_cache.clone();
-        if watch_cache.total_budget.is_none() {
-            watch_cache.total_budget =
-                Some(Arc::new(WatchCacheBudget::new(DEFAULT_TOTAL_BUDGET_BYTES)));
-        }
-        if let Some(budget) = &watch_cache.total_budget {
-            crate::metrics::Metrics::global().watch_cache_budget(budget);
-        }
+        let mut options = options.clone();
+        let budget = options
+            .watch_cache
+            .total_budget
+            .get_or_insert_with(|| Arc::new(WatchCacheBudget::new(DEFAULT_TOTAL_BUDGET_BYTES)));
+        crate::metrics::Metrics::global().watch_cache_budget(budget);
         // Every namespaced create looks its namespace up: through the namespaces' own
         // watch cache, made here so that the lookup and the namespaces store share it.
         let mut served = Served::default();
@@ -159,8 +156,11 @@ impl Registry {
             })
             .map(|s| {
                 let prefix = keys::resource_prefix(prefix, s.info());
-                let cache: Arc<dyn Storage> =
-                    Arc::new(Cacher::new(storage.clone(), &prefix, watch_cache.clone()));
+                let cache: Arc<dyn Storage> = Arc::new(Cacher::new(
+                    storage.clone(),
+                    &prefix,
+                    options.watch_cache.clone(),
+                ));
                 served.caches.insert(prefix.clone(), cache.clone());
                 Arc::new(NamespaceLookup {
                     prefix,
@@ -170,8 +170,7 @@ impl Registry {
         let mut registry = Self {
             storage,
             prefix: prefix.to_string(),
-            options: options.clone(),
-            watch_cache,
+            options,
             namespaces,
             compiled: BTreeSet::new(),
             served: RwLock::new(Arc::new(Served::default())),
@@ -223,7 +222,7 @@ impl Registry {
                 Arc::new(Cacher::new(
                     self.storage.clone(),
                     &resource_prefix,
-                    self.watch_cache.clone(),
+                    self.options.watch_cache.clone(),
                 ))
             })
             .clone();
@@ -334,7 +333,7 @@ impl Registry {
     /// The memory budget every watch cache of the registry shares; its
     /// [`used`](WatchCacheBudget::used) is what their event windows hold now.
     pub fn watch_cache_budget(&self) -> Option<&Arc<WatchCacheBudget>> {
-        self.watch_cache.total_budget.as_ref()
+        self.options.watch_cache.total_budget.as_ref()
     }
 
     /// Counts changes to what is served; receivers see each new count.
