@@ -13,6 +13,8 @@
 //!   finalizers, owner references) with Kubernetes' rules and messages;
 //! - [`selector`]: label and field selectors (`?labelSelector=`, `?fieldSelector=`);
 //! - [`patch`]: strategic merge patch driven by the schema's merge keys and list types;
+//! - [`protobuf`]: Kubernetes' protobuf wire format, transcoded to and from JSON by a
+//!   catalog of the built-in kinds' messages;
 //! - [`field`]: field paths and field errors.
 //!
 //! ```
@@ -37,6 +39,7 @@ pub mod crd;
 pub mod field;
 pub mod meta;
 pub mod patch;
+pub mod protobuf;
 pub mod resource;
 pub mod schema;
 pub mod selector;
