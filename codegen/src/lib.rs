@@ -40,6 +40,7 @@ pub mod import;
 mod load;
 mod model;
 mod output;
+mod protobuf;
 mod validate;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -116,6 +117,7 @@ pub struct Checked {
     resources: Vec<ResourceDef>,
     files: Vec<PathBuf>,
     definitions: Definitions,
+    protobuf: protobuf::ProtobufCatalog,
     space: TypeSpace,
 }
 
@@ -213,6 +215,7 @@ impl Builder {
                 Err(d) => diags.extend(d),
             }
         }
+        let (protobuf, docs) = protobuf::collect(docs, &mut diags);
         let (definitions, docs) = definitions::collect(docs, &mut diags);
         let shared = (!definitions.is_empty()).then_some(&definitions);
         let mut resources = Vec::new();
@@ -237,6 +240,7 @@ impl Builder {
                 resources,
                 files,
                 definitions,
+                protobuf,
                 space,
             })
         } else {
@@ -415,6 +419,9 @@ fn render(checked: &Checked) -> Output {
     if shared {
         out.root
             .extend(emit::definitions_fn(&checked.definitions.to_json()));
+    }
+    if !checked.protobuf.messages.is_empty() {
+        out.root.extend(emit::protobuf_catalog(&checked.protobuf));
     }
     out
 }

@@ -45,6 +45,13 @@ enum Command {
         /// Output folder (`schemas/kubernetes`).
         #[arg(long)]
         out: PathBuf,
+        /// Also write the protobuf catalog (`protobuf/<package>.yaml`) from the `.proto`
+        /// files under this folder (`testdata/proto`).
+        #[arg(long, requires = "go_facts")]
+        proto: Option<PathBuf>,
+        /// The facts about the Go types the `.proto` files lack (`codegen/protobuf-go.yaml`).
+        #[arg(long, requires = "proto")]
+        go_facts: Option<PathBuf>,
     },
 }
 
@@ -52,8 +59,27 @@ fn import_openapi(
     openapi: &[PathBuf],
     config: &std::path::Path,
     out: &std::path::Path,
+    protobuf: Option<(&PathBuf, &PathBuf)>,
 ) -> Result<(), kapi_codegen::import::ImportError> {
-    let import = kapi_codegen::import::import(openapi, config)?;
+    let import = match protobuf {
+        None => kapi_codegen::import::import(openapi, config)?,
+        #[cfg(feature = "proto")]
+        Some((proto_dir, go_facts)) => kapi_codegen::import::import_with_protobuf(
+            openapi,
+            config,
+            &kapi_codegen::import::ProtobufSources {
+                proto_dir: proto_dir.clone(),
+                go_facts: go_facts.clone(),
+            },
+        )?,
+        #[cfg(not(feature = "proto"))]
+        Some(_) => {
+            eprintln!(
+                "kapi-codegen was built without the `proto` feature: --proto is not available"
+            );
+            std::process::exit(2);
+        }
+    };
     let summary = import.write(out)?;
     let report = &import.report;
     println!(
@@ -104,8 +130,11 @@ fn main() -> ExitCode {
             openapi,
             config,
             out,
+            proto,
+            go_facts,
         } => {
-            return match import_openapi(openapi, config, out) {
+            let protobuf = proto.as_ref().zip(go_facts.as_ref());
+            return match import_openapi(openapi, config, out, protobuf) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("{e}");

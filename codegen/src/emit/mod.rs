@@ -1,9 +1,11 @@
 //! Model → tokens. The only place `quote!` appears.
 
+mod protobuf;
 mod register;
 mod resource;
 mod types;
 
+pub use protobuf::catalog as protobuf_catalog;
 pub use register::register_fn;
 
 pub use resource::resource_items;

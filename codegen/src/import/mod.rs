@@ -10,7 +10,9 @@
 //!   `status` and `scale` come from the documents' paths, names and columns from the
 //!   configuration;
 //! - `definitions/<package>.yaml`: a `SchemaDefinitions` document holding every
-//!   definition of that package reachable from the imported kinds.
+//!   definition of that package reachable from the imported kinds;
+//! - with [`ProtobufSources`] (the `proto` feature), `protobuf/<package>.yaml`: the
+//!   protobuf catalog of every message the documents' definitions are ([`protobuf`]).
 //!
 //! [`Import::write`] then writes them into a folder, rewriting only what changed and
 //! removing generated files this import no longer produces.
@@ -30,6 +32,8 @@
 pub mod config;
 mod convert;
 mod openapi;
+#[cfg(feature = "proto")]
+pub mod protobuf;
 mod yaml;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -159,12 +163,32 @@ pub struct Import {
     pub report: Report,
 }
 
+#[cfg(feature = "proto")]
+pub use protobuf::ProtobufSources;
+
 /// Reads `openapi` documents and the configuration `config`, and renders every file.
 pub fn import(openapi: &[PathBuf], config: &Path) -> Result<Import, ImportError> {
-    let cfg = Config::read(config)?;
     let docs = Documents::read(openapi)?;
+    import_documents(&docs, config)
+}
+
+/// [`import`], and the protobuf catalog of the documents' messages from `protobuf`.
+#[cfg(feature = "proto")]
+pub fn import_with_protobuf(
+    openapi: &[PathBuf],
+    config: &Path,
+    protobuf: &ProtobufSources,
+) -> Result<Import, ImportError> {
+    let docs = Documents::read(openapi)?;
+    let mut import = import_documents(&docs, config)?;
+    import.files.extend(protobuf::render(&docs, protobuf)?);
+    Ok(import)
+}
+
+fn import_documents(docs: &Documents, config: &Path) -> Result<Import, ImportError> {
+    let cfg = Config::read(config)?;
     Importer {
-        docs: &docs,
+        docs,
         config: config.to_path_buf(),
         conv: Converter {
             // A `default: {}` is kept only where an empty object is valid.
@@ -651,7 +675,11 @@ fn collect_refs(node: &Node, out: &mut BTreeSet<String>) {
 
 /// One file: the header, then its documents separated by `---`.
 fn file(docs: &[Node]) -> GeneratedFile {
-    let mut content = HEADER.to_string();
+    file_with_header(HEADER, docs)
+}
+
+fn file_with_header(header: &str, docs: &[Node]) -> GeneratedFile {
+    let mut content = header.to_string();
     for (i, doc) in docs.iter().enumerate() {
         if i > 0 {
             content.push_str("---\n");
