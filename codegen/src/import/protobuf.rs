@@ -166,7 +166,10 @@ pub fn render(
     let mut packages: BTreeMap<String, Vec<(String, Node)>> = BTreeMap::new();
     for (name, md) in &messages {
         let fact = facts.get(name).unwrap_or(&none);
-        let node = message(md, fact, kinds.get(name)).map_err(invalid)?;
+        // A Go named slice (`type ExtraValue []string`) is a message of one repeated
+        // `items` with no OpenAPI definition of its own (its JSON is the list).
+        let defined = docs.definitions.contains_key(&definition_name(name));
+        let node = message(md, fact, kinds.get(name), defined).map_err(invalid)?;
         packages
             .entry(md.package_name().to_string())
             .or_default()
@@ -216,7 +219,7 @@ fn check_json_keys(
         if SHAPES.iter().any(|(n, _)| n == name) {
             continue;
         }
-        let definition = format!("io.k8s.{}", &name["k8s.io.".len()..]).replace('_', "-");
+        let definition = definition_name(name);
         let Some(properties) = docs
             .definitions
             .get(&definition)
@@ -258,10 +261,20 @@ fn value_message(f: &FieldDescriptor) -> Option<MessageDescriptor> {
     }
 }
 
+/// The OpenAPI definition of a protobuf message name (the inverse of [`proto_name`]).
+fn definition_name(message: &str) -> String {
+    format!(
+        "io.k8s.{}",
+        message.strip_prefix("k8s.io.").unwrap_or(message)
+    )
+    .replace('_', "-")
+}
+
 fn message(
     md: &MessageDescriptor,
     fact: &Facts,
     kinds: Option<&Vec<String>>,
+    defined: bool,
 ) -> Result<Node, String> {
     let name = md.full_name();
     let mut entries = Vec::new();
@@ -276,6 +289,7 @@ fn message(
     }
     let shape = SHAPES.iter().find(|(n, _)| *n == name).map(|(_, s)| *s);
     let is_items = shape.is_none()
+        && !defined
         && md.fields().len() == 1
         && md.fields().all(|f| f.name() == "items" && f.is_list());
     if let Some(shape) = shape.or(is_items.then_some("items")) {

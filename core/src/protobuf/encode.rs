@@ -113,7 +113,10 @@ impl Encoder<'_> {
                 for (key, value) in entries {
                     let mark = begin_nested(out, f.number);
                     bytes_field(out, 1, key.as_bytes());
-                    if !value.is_null() {
+                    if value.is_null() {
+                        // gogo writes every entry's value; a null is Go's zero.
+                        zero_value(2, f.ty, out);
+                    } else {
                         self.value(2, f.ty, value, out)
                             .map_err(|e| e.at(format!("[{key:?}]")))?;
                     }
@@ -259,6 +262,20 @@ impl Encoder<'_> {
             .field_named(name)
             .ok_or_else(|| Failure::new(format!("{} has no field {name}", msg.name)))?;
         self.field(f, v, out)
+    }
+}
+
+/// The zero of `ty` as gogo writes it: an empty string, bytes or message, a 0.
+fn zero_value(number: u32, ty: FieldType, out: &mut Vec<u8>) {
+    match ty {
+        FieldType::String | FieldType::Bytes | FieldType::Message(_) => {
+            bytes_field(out, number, b"");
+        }
+        FieldType::Bool | FieldType::Int32 | FieldType::Int64 => varint_field(out, number, 0),
+        FieldType::Double => {
+            wire::key(out, number, FIXED64);
+            out.extend_from_slice(&0f64.to_le_bytes());
+        }
     }
 }
 
