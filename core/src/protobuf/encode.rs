@@ -100,7 +100,10 @@ impl Encoder<'_> {
             Label::Repeated => {
                 let items = v.as_array().ok_or_else(|| mismatch("an array", v))?;
                 for (i, item) in items.iter().enumerate() {
-                    if !item.is_null() {
+                    if item.is_null() {
+                        // A list keeps its length: a null item is Go's zero.
+                        zero_value(f.number, f.ty, out);
+                    } else {
                         self.value(f.number, f.ty, item, out)
                             .map_err(|e| e.at(format!("[{i}]")))?;
                     }
