@@ -71,9 +71,9 @@ impl std::fmt::Display for WireError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             WireError::Truncated => f.write_str("unexpected EOF"),
-            WireError::BadVarint => f.write_str("integer overflow"),
-            WireError::BadWireType(t) => write!(f, "illegal wireType {t}"),
-            WireError::BadFieldNumber => f.write_str("illegal tag 0 (wire type 0)"),
+            WireError::BadVarint => f.write_str("proto: integer overflow"),
+            WireError::BadWireType(t) => write!(f, "proto: illegal wireType {t}"),
+            WireError::BadFieldNumber => f.write_str("proto: illegal tag 0 (wire type 0)"),
         }
     }
 }
