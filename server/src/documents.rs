@@ -16,7 +16,7 @@ use crate::discovery::sha256::sha256;
 use crate::discovery::{self, AggregatedVersion, DiscoveryFormat};
 use crate::endpoints::negotiation::parse_accept;
 use crate::endpoints::path::Route;
-use crate::endpoints::{Body, document, error_response};
+use crate::endpoints::{Body, api_document, document, error_response};
 use crate::openapi::{self, OpenApiOptions};
 use crate::registry::Registry;
 use crate::status::ApiError;
@@ -30,8 +30,21 @@ impl Doc {
         Self(Bytes::from(serde_json::to_vec(value).unwrap_or_default()))
     }
 
+    /// A discovery document: an API object, with the trailing newline kube-apiserver's
+    /// serializer writes (OpenAPI documents, served by kube-openapi, have none).
+    fn api(value: &Value) -> Self {
+        let mut bytes = serde_json::to_vec(value).unwrap_or_default();
+        bytes.push(b'\n');
+        Self(Bytes::from(bytes))
+    }
+
     fn respond(&self, content_type: &str) -> Response<Body> {
-        document(StatusCode::OK, content_type, self.0.to_vec())
+        document(StatusCode::OK, content_type, self.0.clone())
+    }
+
+    /// [`Doc::respond`] for a document made by [`Doc::api`].
+    fn respond_api(&self, content_type: &str) -> Response<Body> {
+        api_document(StatusCode::OK, content_type, self.0.clone())
     }
 }
 
@@ -156,11 +169,11 @@ impl Documents {
             let key = aggregated_key(version);
             aggregated.insert(
                 (true, key),
-                Doc::new(&discovery::aggregated_api(&resources, version)),
+                Doc::api(&discovery::aggregated_api(&resources, version)),
             );
             aggregated.insert(
                 (false, key),
-                Doc::new(&discovery::aggregated_apis(&resources, version)),
+                Doc::api(&discovery::aggregated_apis(&resources, version)),
             );
         }
         let mut by_gv: BTreeMap<String, Vec<Arc<dyn ObjectStrategy>>> = BTreeMap::new();
@@ -198,8 +211,8 @@ impl Documents {
             openapi_v3.insert(path, v3);
         }
         Self {
-            api_versions: Doc::new(&discovery::api_versions(address)),
-            api_groups: Doc::new(&discovery::api_group_list(&resources)),
+            api_versions: Doc::api(&discovery::api_versions(address)),
+            api_groups: Doc::api(&discovery::api_group_list(&resources)),
             aggregated,
             openapi_v2: std::sync::OnceLock::new(),
             openapi_v3_index: Doc::new(&json!({ "paths": index })),
@@ -257,20 +270,20 @@ impl Documents {
             .and_then(|v| v.to_str().ok());
         let format = discovery::negotiate(accept);
         let aggregated = |core: bool, version: AggregatedVersion| {
-            self.aggregated[&(core, aggregated_key(version))].respond(format.content_type())
+            self.aggregated[&(core, aggregated_key(version))].respond_api(format.content_type())
         };
         let found = |v: Option<Value>| match v {
-            Some(v) => Doc::new(&v).respond("application/json"),
+            Some(v) => Doc::api(&v).respond_api("application/json"),
             None => error_response(&ApiError::no_route()),
         };
         match (route, format) {
             (Route::CoreVersions, DiscoveryFormat::Aggregated(v)) => aggregated(true, v),
             (Route::CoreVersions, DiscoveryFormat::Unaggregated) => {
-                self.api_versions.respond("application/json")
+                self.api_versions.respond_api("application/json")
             }
             (Route::Groups, DiscoveryFormat::Aggregated(v)) => aggregated(false, v),
             (Route::Groups, DiscoveryFormat::Unaggregated) => {
-                self.api_groups.respond("application/json")
+                self.api_groups.respond_api("application/json")
             }
             (Route::Group(g), _) => found(discovery::api_group(&self.resources, g)),
             (Route::Resources { group, version }, _) => found(discovery::api_resource_list(
@@ -312,17 +325,33 @@ impl LiveDocuments {
     }
 }
 
-/// `/version`: the Kubernetes version whose API kapi follows.
-pub fn version() -> Value {
-    json!({
-        "major": "1",
-        "minor": "33",
-        "gitVersion": concat!("v1.33.0+kapi.", env!("CARGO_PKG_VERSION")),
-        "gitCommit": "",
-        "gitTreeState": "clean",
-        "buildDate": "1970-01-01T00:00:00Z",
-        "goVersion": "",
-        "compiler": "rustc",
-        "platform": "linux/amd64",
-    })
+/// `/version`: the Kubernetes version whose API kapi follows, as kube-apiserver writes
+/// it (`version.Info`'s fields in order, indented, with no trailing newline: its
+/// `WriteRawJSON`).
+pub fn version() -> Vec<u8> {
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Info {
+        major: &'static str,
+        minor: &'static str,
+        git_version: &'static str,
+        git_commit: &'static str,
+        git_tree_state: &'static str,
+        build_date: &'static str,
+        go_version: &'static str,
+        compiler: &'static str,
+        platform: &'static str,
+    }
+    let info = Info {
+        major: "1",
+        minor: "33",
+        git_version: concat!("v1.33.0+kapi.", env!("CARGO_PKG_VERSION")),
+        git_commit: "",
+        git_tree_state: "clean",
+        build_date: "1970-01-01T00:00:00Z",
+        go_version: "",
+        compiler: "rustc",
+        platform: "linux/amd64",
+    };
+    crate::go_json::indent(&crate::go_json::encode(&info))
 }

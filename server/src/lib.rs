@@ -52,6 +52,7 @@ pub mod documents;
 pub mod encryption;
 pub mod endpoints;
 pub mod generated;
+pub mod go_json;
 pub mod hooks;
 pub mod kubeconfig;
 pub mod leader_election;

@@ -6,10 +6,15 @@
 //! `details` naming the object, with one cause per field error for 422 Invalid.
 //! Layers below the API (storage, strategies) keep their own error types; they are
 //! translated here, in one place. Internal details of a 5xx are logged, not returned.
+//!
+//! A [`Status`] serializes as kube-apiserver writes one (the Go struct's field order,
+//! `omitempty` as Go applies it), so that with [`crate::go_json::encode`] an error body
+//! is byte for byte kube's.
 
 use http::StatusCode;
 use kapi_core::{ErrorList, ResourceInfo};
 use kapi_storage::StorageError;
+use serde::Serialize;
 use serde_json::{Value, json};
 
 /// A Kubernetes API error, ready to be rendered as a `Status`.
@@ -363,22 +368,137 @@ impl ApiError {
         }
     }
 
-    /// The `Status` object.
-    pub fn to_status(&self) -> Value {
-        let mut s = json!({
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": self.continue_token.as_ref().map_or_else(|| json!({}), |t| json!({ "continue": t })),
-            "status": "Failure",
-            "message": bounded_message(&self.message),
-            "reason": self.reason,
-            "code": self.code.as_u16(),
-        });
-        if let Some(d) = &self.details {
-            s["details"] = d.clone();
+    /// The `Status` this error answers with, to be serialized (in kube-apiserver's
+    /// field order).
+    pub fn status(&self) -> Status<'_> {
+        Status {
+            kind: "Status",
+            api_version: "v1",
+            metadata: StatusListMeta {
+                continue_token: self.continue_token.as_deref(),
+            },
+            status: "Failure",
+            message: bounded_message(&self.message),
+            reason: self.reason,
+            details: self.details.as_ref().map(StatusDetails::of),
+            code: self.code.as_u16(),
         }
-        s
     }
+
+    /// The `Status` object as a JSON value (whose keys are sorted, not in order).
+    pub fn to_status(&self) -> Value {
+        serde_json::to_value(self.status()).expect("a Status always serializes")
+    }
+}
+
+/// A `Status` as kube-apiserver writes it: `metav1.Status`'s fields in its Go struct's
+/// order, each left out when empty as its `omitempty` leaves it out (`metadata`, a
+/// struct, is always there). Clients that compare error bodies as text see the same
+/// bytes.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Status<'a> {
+    kind: &'static str,
+    api_version: &'static str,
+    metadata: StatusListMeta<'a>,
+    #[serde(skip_serializing_if = "is_empty")]
+    status: &'static str,
+    #[serde(skip_serializing_if = "is_empty")]
+    message: std::borrow::Cow<'a, str>,
+    #[serde(skip_serializing_if = "is_empty")]
+    reason: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    details: Option<StatusDetails<'a>>,
+    #[serde(skip_serializing_if = "is_zero")]
+    code: u16,
+}
+
+impl Status<'static> {
+    /// The `Status` of a success, as kube-apiserver answers a binding or eviction:
+    /// `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201}`.
+    pub fn success(code: StatusCode) -> Self {
+        Self {
+            kind: "Status",
+            api_version: "v1",
+            metadata: StatusListMeta::default(),
+            status: "Success",
+            message: "".into(),
+            reason: "",
+            details: None,
+            code: code.as_u16(),
+        }
+    }
+}
+
+/// The `ListMeta` of a `Status`: only `continue` is ever set.
+#[derive(Clone, Debug, Default, Serialize)]
+struct StatusListMeta<'a> {
+    #[serde(rename = "continue", skip_serializing_if = "Option::is_none")]
+    continue_token: Option<&'a str>,
+}
+
+/// `metav1.StatusDetails`, read from [`ApiError::details`]: its fields in order, the
+/// ones it does not have left out (as Go's decoding into the struct leaves them out).
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StatusDetails<'a> {
+    #[serde(skip_serializing_if = "is_empty")]
+    name: &'a str,
+    #[serde(skip_serializing_if = "is_empty")]
+    group: &'a str,
+    #[serde(skip_serializing_if = "is_empty")]
+    kind: &'a str,
+    #[serde(skip_serializing_if = "is_empty")]
+    uid: &'a str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    causes: Vec<StatusCause<'a>>,
+    #[serde(skip_serializing_if = "is_zero")]
+    retry_after_seconds: i64,
+}
+
+/// `metav1.StatusCause`: `reason`, `message`, `field`.
+#[derive(Clone, Debug, Serialize)]
+struct StatusCause<'a> {
+    #[serde(skip_serializing_if = "is_empty")]
+    reason: &'a str,
+    #[serde(skip_serializing_if = "is_empty")]
+    message: &'a str,
+    #[serde(skip_serializing_if = "is_empty")]
+    field: &'a str,
+}
+
+impl<'a> StatusDetails<'a> {
+    fn of(details: &'a Value) -> Self {
+        let text = |v: &'a Value, key: &str| v.get(key).and_then(Value::as_str).unwrap_or("");
+        let causes = details.get("causes").and_then(Value::as_array);
+        Self {
+            name: text(details, "name"),
+            group: text(details, "group"),
+            kind: text(details, "kind"),
+            uid: text(details, "uid"),
+            causes: causes
+                .into_iter()
+                .flatten()
+                .map(|c| StatusCause {
+                    reason: text(c, "reason"),
+                    message: text(c, "message"),
+                    field: text(c, "field"),
+                })
+                .collect(),
+            retry_after_seconds: details
+                .get("retryAfterSeconds")
+                .and_then(Value::as_i64)
+                .unwrap_or(0),
+        }
+    }
+}
+
+fn is_empty(s: &impl AsRef<str>) -> bool {
+    s.as_ref().is_empty()
+}
+
+fn is_zero<N: Default + PartialEq>(n: &N) -> bool {
+    *n == N::default()
 }
 
 /// The most bytes of the aggregated message of a 422 Invalid: the errors past it are
@@ -434,6 +554,73 @@ mod tests {
                 "message": "widgets.example.kapi.dev \"w1\" not found", "reason": "NotFound",
                 "details": {"name": "w1", "group": "example.kapi.dev", "kind": "widgets"},
                 "code": 404})
+        );
+    }
+
+    /// The bytes kube-apiserver writes for `e` (its JSON serializer: Go's json.Encoder).
+    fn kube_bytes(e: &ApiError) -> String {
+        String::from_utf8(crate::go_json::encode(&e.status())).unwrap()
+    }
+
+    #[test]
+    fn status_bodies_are_kube_apiservers_bytes() {
+        assert_eq!(
+            kube_bytes(&ApiError::not_found(&widget(), "w1")),
+            concat!(
+                r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","#,
+                r#""message":"widgets.example.kapi.dev \"w1\" not found","reason":"NotFound","#,
+                r#""details":{"name":"w1","group":"example.kapi.dev","kind":"widgets"},"code":404}"#,
+                "\n"
+            )
+        );
+        let errs = vec![
+            FieldError::required(&FieldPath::new("spec.size"), ""),
+            FieldError::invalid(&FieldPath::new("spec.count"), 11, "must be <= 10 & > 0"),
+        ];
+        assert_eq!(
+            kube_bytes(&ApiError::invalid(&widget(), "a", &errs)),
+            concat!(
+                r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","#,
+                r#""message":"Widget.example.kapi.dev \"a\" is invalid: [spec.size: Required value, "#,
+                r#"spec.count: Invalid value: 11: must be \u003c= 10 \u0026 \u003e 0]","reason":"Invalid","#,
+                r#""details":{"name":"a","group":"example.kapi.dev","kind":"Widget","causes":["#,
+                r#"{"reason":"FieldValueRequired","message":"Required value","field":"spec.size"},"#,
+                r#"{"reason":"FieldValueInvalid","message":"Invalid value: 11: must be \u003c= 10 \u0026 \u003e 0","field":"spec.count"}]},"#,
+                r#""code":422}"#,
+                "\n"
+            )
+        );
+        // A cause without a field, retryAfterSeconds after the causes.
+        assert_eq!(
+            kube_bytes(&ApiError::too_large_resource_version(10, 5)),
+            concat!(
+                r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","#,
+                r#""message":"Timeout: Too large resource version: 10, current: 5","reason":"Timeout","#,
+                r#""details":{"causes":[{"reason":"ResourceVersionTooLarge","message":"Too large resource version"}],"retryAfterSeconds":1},"#,
+                r#""code":504}"#,
+                "\n"
+            )
+        );
+        // No details at all; a continue token in the metadata.
+        assert_eq!(
+            kube_bytes(&ApiError::expired("too old").with_continue("abc".into())),
+            concat!(
+                r#"{"kind":"Status","apiVersion":"v1","metadata":{"continue":"abc"},"status":"Failure","#,
+                r#""message":"too old","reason":"Expired","code":410}"#,
+                "\n"
+            )
+        );
+        // Empty details stay (a pointer to an empty struct in Go).
+        assert!(
+            kube_bytes(&ApiError::no_route())
+                .ends_with("\"reason\":\"NotFound\",\"details\":{},\"code\":404}\n")
+        );
+        assert_eq!(
+            String::from_utf8(crate::go_json::encode(&Status::success(
+                StatusCode::CREATED
+            )))
+            .unwrap(),
+            "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Success\",\"code\":201}\n"
         );
     }
 

@@ -61,13 +61,31 @@ pub struct Api {
     pub admission: Arc<crate::admission::Plugins>,
 }
 
-/// Builds a JSON response.
+/// Builds a JSON response of an API document (see [`api_document`]).
 pub fn json_response(code: StatusCode, value: &Value) -> Response<Body> {
-    document(
-        code,
-        "application/json",
-        serde_json::to_vec(value).unwrap_or_default(),
-    )
+    let mut body = serde_json::to_vec(value).unwrap_or_default();
+    body.push(b'\n');
+    api_document(code, "application/json", body)
+}
+
+/// Marks a response whose body is one JSON document of the API (an object, a list, a
+/// `Status`, a discovery document) ending in a newline, as kube-apiserver's serializer
+/// writes one (Go's `json.Encoder`): such a body is laid out again, indented, when the
+/// request asks for it ([`negotiation::PrettyPrint`]). Watch streams and OpenAPI
+/// documents are not marked.
+#[derive(Clone, Copy, Debug)]
+pub struct ApiDocument;
+
+/// A response of an API document already encoded (ending in a newline), marked as
+/// [`ApiDocument`].
+pub fn api_document(
+    code: StatusCode,
+    content_type: &str,
+    body: impl Into<Bytes>,
+) -> Response<Body> {
+    let mut res = document(code, content_type, body);
+    res.extensions_mut().insert(ApiDocument);
+    res
 }
 
 /// Builds a response from bytes with a content type.
@@ -80,9 +98,13 @@ pub fn document(code: StatusCode, content_type: &str, body: impl Into<Bytes>) ->
     res
 }
 
-/// Renders an error as a `Status` response.
+/// Renders an error as a `Status` response, in kube-apiserver's bytes.
 pub fn error_response(e: &ApiError) -> Response<Body> {
-    json_response(e.code, &e.to_status())
+    api_document(
+        e.code,
+        "application/json",
+        crate::go_json::encode(&e.status()),
+    )
 }
 
 /// The most characters of warnings one response carries, and of each warning once
@@ -157,7 +179,9 @@ impl Api {
     {
         let start = std::time::Instant::now();
         let mut labels = request_labels(req.method(), req.uri());
+        let pretty = negotiation::PrettyPrint::of(req.headers(), req.uri().query());
         let res = self.filtered(req, peer).await;
+        let res = indented_if(pretty, res).await;
         labels.code = res.status().as_u16().to_string();
         crate::metrics::Metrics::global().observe_request(labels, start.elapsed().as_secs_f64());
         res
@@ -174,7 +198,11 @@ impl Api {
                 return document(StatusCode::OK, "text/plain; charset=utf-8", b"ok".to_vec());
             }
             (&Method::GET, "/version") => {
-                return json_response(StatusCode::OK, &crate::documents::version());
+                return document(
+                    StatusCode::OK,
+                    "application/json",
+                    crate::documents::version(),
+                );
             }
             (&Method::GET, "/metrics") => {
                 let text = crate::metrics::Metrics::global().encode();
@@ -197,6 +225,22 @@ impl Api {
             Some(route) => self.documents.get(&self.registry).discovery(&req, &route),
         }
     }
+}
+
+/// `res` with its [`ApiDocument`] laid out as `json.MarshalIndent` lays it out, when
+/// `pretty` says so for its code (anything else is left as it is).
+async fn indented_if(pretty: negotiation::PrettyPrint, res: Response<Body>) -> Response<Body> {
+    if res.extensions().get::<ApiDocument>().is_none() || !pretty.indents(res.status()) {
+        return res;
+    }
+    let (mut parts, body) = res.into_parts();
+    let bytes = match body.collect().await {
+        Ok(c) => c.to_bytes(),
+        Err(never) => match never {},
+    };
+    parts.headers.remove(header::CONTENT_LENGTH);
+    let indented = crate::go_json::indent(&bytes);
+    Response::from_parts(parts, Full::new(Bytes::from(indented)).boxed())
 }
 
 /// The admission checks of the request (set by [`Api::handle`]) in its write options.

@@ -126,6 +126,74 @@ pub fn content_type(output: Output) -> &'static str {
     }
 }
 
+/// Whether a response's JSON is indented (Go's `json.MarshalIndent`) rather than
+/// compact, decided from the request as kube-apiserver decides it
+/// (`negotiation.NegotiateOutputMediaType` and `isPrettyPrint` in k8s.io/apiserver):
+/// the negotiated media range has `pretty=1`; or the query's first `pretty` is true
+/// (Go's `strconv.ParseBool`: `1`, `t`, `true`, ...; a value it cannot read is false);
+/// or, without a `pretty` value, the `User-Agent` begins with `curl`, `Wget` or
+/// `Mozilla/5.0`. An error whose `Status` cannot be given in any type the client
+/// accepts is indented whatever the request says (kube's `WriteRawJSON`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PrettyPrint {
+    /// For a successful response: the range chosen may be a conversion (`as=Table`).
+    pub success: bool,
+    /// For an error's `Status`, negotiated with no conversion allowed.
+    pub error: bool,
+}
+
+impl PrettyPrint {
+    /// The layout a request's answers get.
+    pub fn of(headers: &http::HeaderMap, query: Option<&str>) -> Self {
+        let header = |name| {
+            headers
+                .get(name)
+                .and_then(|v: &http::HeaderValue| v.to_str().ok())
+        };
+        let asked = match query.filter(|q| q.contains("pretty")).map(|q| {
+            super::query::Query::parse(Some(q))
+                .get("pretty")
+                .unwrap_or("")
+                .to_string()
+        }) {
+            Some(v) if !v.is_empty() => {
+                matches!(v.as_str(), "1" | "t" | "T" | "true" | "TRUE" | "True")
+            }
+            _ => header(http::header::USER_AGENT).is_some_and(|ua| {
+                ["curl", "Wget", "Mozilla/5.0"]
+                    .iter()
+                    .any(|p| ua.starts_with(p))
+            }),
+        };
+        let accept = header(http::header::ACCEPT).filter(|a| !a.trim().is_empty());
+        let chosen = |conversions: bool| match accept {
+            None => Some(false),
+            Some(a) => parse_accept(a).into_iter().find_map(|r| {
+                let yaml = matches!(
+                    (r.type_.as_str(), r.subtype.as_str()),
+                    ("application", "yaml" | "x-yaml") | ("text", "yaml")
+                );
+                let json = r.is_json()
+                    && (r.param("as").is_none() || conversions && table::conversion(&r).is_some());
+                (json || yaml).then(|| json && r.param("pretty") == Some("1"))
+            }),
+        };
+        Self {
+            success: asked || chosen(true).unwrap_or(false),
+            error: chosen(false).is_none_or(|pretty| pretty || asked),
+        }
+    }
+
+    /// Whether a response with `code` is indented.
+    pub fn indents(self, code: http::StatusCode) -> bool {
+        if code.is_client_error() || code.is_server_error() {
+            self.error
+        } else {
+            self.success
+        }
+    }
+}
+
 /// `type/subtype` of a `Content-Type`, lower-cased.
 pub fn essence(content_type: &str) -> String {
     content_type
@@ -421,6 +489,49 @@ mod tests {
         );
         assert_eq!(output(None).unwrap(), Output::Json);
         assert_eq!(output(Some("text/html")).unwrap_err().code, 406);
+    }
+
+    #[test]
+    fn pretty_print_is_asked_as_kube_apiserver_reads_it() {
+        let of = |query: Option<&str>, agent: Option<&str>, accept: Option<&str>| {
+            let mut headers = http::HeaderMap::new();
+            if let Some(a) = agent {
+                headers.insert(http::header::USER_AGENT, a.parse().unwrap());
+            }
+            if let Some(a) = accept {
+                headers.insert(http::header::ACCEPT, a.parse().unwrap());
+            }
+            let p = PrettyPrint::of(&headers, query);
+            (p.success, p.error)
+        };
+        assert_eq!(of(None, Some("kubectl/v1.33.0"), None), (false, false));
+        assert_eq!(of(Some("pretty=true"), None, None), (true, true));
+        assert_eq!(of(Some("limit=1&pretty=1"), None, None), (true, true));
+        assert_eq!(of(Some("pretty=T"), None, None), (true, true));
+        // Not something strconv.ParseBool reads: false, whoever asks.
+        assert_eq!(
+            of(Some("pretty=yes"), Some("curl/8.5.0"), None),
+            (false, false)
+        );
+        assert_eq!(
+            of(Some("pretty=false"), Some("curl/8.5.0"), None),
+            (false, false)
+        );
+        // No value: the user agent decides.
+        assert_eq!(of(Some("pretty="), Some("curl/8.5.0"), None), (true, true));
+        assert_eq!(of(None, Some("Wget/1.21"), None), (true, true));
+        assert_eq!(of(None, Some("wget/1.21"), None), (false, false));
+        assert_eq!(of(None, Some("Mozilla/5.0 (X11)"), None), (true, true));
+        // The negotiated range's pretty=1; a Table range is not one an error can take.
+        assert_eq!(
+            of(None, None, Some("application/json;pretty=1")),
+            (true, true)
+        );
+        let table = "application/json;as=Table;v=v1;g=meta.k8s.io;pretty=1, application/json";
+        assert_eq!(of(None, None, Some(table)), (true, false));
+        // An error in no type the client takes is indented anyway (WriteRawJSON).
+        assert_eq!(of(None, None, Some("text/html")), (false, true));
+        assert_eq!(of(None, None, Some("application/yaml")), (false, false));
     }
 
     #[test]

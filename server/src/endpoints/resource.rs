@@ -13,7 +13,7 @@ use super::patch::PatchType;
 use super::path::ResourcePath;
 use super::query::Query;
 use super::{
-    Api, Body, document, error_response, json_response, output_of, read_body, with_warnings,
+    Api, Body, api_document, document, error_response, output_of, read_body, with_warnings,
 };
 use crate::presentation::{Presentation, present, to_yaml};
 use crate::registry::{Deletion, FieldValidation, Store, Subresource, WriteOptions};
@@ -270,14 +270,12 @@ where
     store
         .create_on_subresource(namespace, &name, sub, &body, &opts)
         .await?;
-    let status = serde_json::json!({
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Success",
-        "code": 201
-    });
-    Ok(json_response(StatusCode::CREATED, &status))
+    let status = crate::status::Status::success(StatusCode::CREATED);
+    Ok(api_document(
+        StatusCode::CREATED,
+        negotiation::content_type(Output::Json),
+        crate::go_json::encode(&status),
+    ))
 }
 
 /// What kube-apiserver refuses in a patched object before the update runs, each a 422
@@ -371,12 +369,15 @@ where
     Ok(Some(decode_body(&content_type, &bytes)?.value))
 }
 
-/// A 200 with a JSON body made from stored bytes.
+/// A 200 with a JSON body made from stored bytes (by [`crate::registry::StoredObject`]
+/// or [`crate::registry::ObjectList`]), ended by a newline as kube-apiserver ends one.
 fn json_ok(body: bytes::Bytes) -> Response<Body> {
-    document(
+    let mut body = bytes::BytesMut::from(body);
+    body.extend_from_slice(b"\n");
+    api_document(
         StatusCode::OK,
         negotiation::content_type(Output::Json),
-        body,
+        body.freeze(),
     )
 }
 
@@ -389,14 +390,21 @@ pub fn respond(
     is_list: bool,
     how: Presentation,
 ) -> Result<Response<Body>, ApiError> {
+    let json = |value: &Value| {
+        let mut bytes = serde_json::to_vec(value).unwrap_or_default();
+        bytes.push(b'\n');
+        Ok(api_document(code, negotiation::content_type(output), bytes))
+    };
     if output == Output::Json {
-        let bytes = serde_json::to_vec(value).unwrap_or_default();
-        return Ok(document(code, negotiation::content_type(output), bytes));
+        return json(value);
     }
     let body = present(store.strategy().as_ref(), output, value, is_list, how)?;
-    let bytes = match output {
-        Output::Yaml => to_yaml(&body).into_bytes(),
-        _ => serde_json::to_vec(&body).unwrap_or_default(),
-    };
-    Ok(document(code, negotiation::content_type(output), bytes))
+    match output {
+        Output::Yaml => Ok(document(
+            code,
+            negotiation::content_type(output),
+            to_yaml(&body).into_bytes(),
+        )),
+        _ => json(&body),
+    }
 }

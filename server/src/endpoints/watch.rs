@@ -132,7 +132,7 @@ fn json_line(type_: WatchEventType, object: &[u8]) -> Bytes {
 fn status_line(e: &ApiError) -> Bytes {
     json_line(
         WatchEventType::Error,
-        &serde_json::to_vec(&e.to_status()).unwrap_or_default(),
+        &serde_json::to_vec(&e.status()).unwrap_or_default(),
     )
 }
 
