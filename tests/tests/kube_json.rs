@@ -1,8 +1,8 @@
 //! Bodies byte for byte as kube-apiserver writes them, over raw HTTP: a `Status` in its
 //! Go struct's field order and every API document ended by a newline (Go's
 //! `json.Encoder`); indented JSON (`json.MarshalIndent`, no newline) for `?pretty=true`
-//! and for curl, Wget and browsers, but never for watch streams; and `/version` always
-//! indented.
+//! and for curl, Wget and browsers, but never for watch streams; `/version` always
+//! indented; and a body of the wrong kind refused in kube's words.
 
 use kapi_tests::{Backend, Kapi};
 
@@ -36,6 +36,15 @@ fn send(
     .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
     let code = res.status().as_u16();
     (code, res.into_body().read_to_string().expect("a body"))
+}
+
+/// The bytes kube-apiserver sends for a failure `Status` without details.
+fn failure(message: &str, reason: &str, code: u16) -> String {
+    format!(
+        "{{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{{}},\"status\":\"Failure\",\
+         \"message\":{},\"reason\":\"{reason}\",\"code\":{code}}}\n",
+        serde_json::to_string(message).unwrap()
+    )
 }
 
 fn status_is_kubes_bytes_compact_or_indented(kapi: &Kapi) {
@@ -145,12 +154,98 @@ fn curl() -> Vec<(&'static str, &'static str)> {
     vec![("User-Agent", "curl/8.5.0")]
 }
 
+fn wrong_kinds_are_refused_in_kubes_words(kapi: &Kapi) {
+    let namespaces = "/api/v1/namespaces";
+    let cases = [
+        (
+            "POST",
+            namespaces.to_string(),
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}"#,
+            failure(
+                "ConfigMap in version \"v1\" cannot be handled as a Namespace: converting (v1.ConfigMap) to (core.Namespace): unknown conversion",
+                "BadRequest",
+                400,
+            ),
+        ),
+        (
+            "POST",
+            "/api/v1/namespaces/default/pods".into(),
+            r#"{"apiVersion":"v1","kind":"pod","metadata":{"name":"x"}}"#,
+            failure(
+                "pod in version \"v1\" cannot be handled as a Pod: no kind \"pod\" is registered for version \"v1\" in scheme \"k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:30\"",
+                "BadRequest",
+                400,
+            ),
+        ),
+        (
+            "POST",
+            "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers".into(),
+            r#"{"apiVersion":"autoscaling/v1","kind":"HorizontalPodAutoscaler","metadata":{"name":"x"}}"#,
+            failure(
+                "the API version in the data (autoscaling/v1) does not match the expected API version (autoscaling/v2)",
+                "BadRequest",
+                400,
+            ),
+        ),
+        (
+            "PUT",
+            format!("{CONFIGMAPS}/nl"),
+            r#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"nl"}}"#,
+            failure(
+                "Secret in version \"v1\" cannot be handled as a ConfigMap: converting (v1.Secret) to (core.ConfigMap): unknown conversion",
+                "BadRequest",
+                400,
+            ),
+        ),
+        (
+            "POST",
+            namespaces.to_string(),
+            r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"t""#,
+            failure(
+                r#"the object provided is unrecognized (must be of type Namespace): couldn't get version/kind; json parse error: unexpected end of JSON input ({"apiVersion":"v1","kind":"Nam ...)"#,
+                "BadRequest",
+                400,
+            ),
+        ),
+        (
+            "POST",
+            WIDGETS.to_string(),
+            r#"{"apiVersion":"example.kapi.dev/v2","kind":"Widget","metadata":{"name":"w"}}"#,
+            failure(
+                "the API version in the data (example.kapi.dev/v2) does not match the expected API version (example.kapi.dev/v1)",
+                "BadRequest",
+                400,
+            ),
+        ),
+        (
+            "POST",
+            WIDGETS.to_string(),
+            r#"{"apiVersion":"example.kapi.dev/v1","kind":"Gadget","metadata":{"name":"g1"}}"#,
+            concat!(
+                r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","#,
+                r#""message":"Widget.example.kapi.dev \"g1\" is invalid: kind: Invalid value: \"Gadget\": must be Widget","#,
+                r#""reason":"Invalid","details":{"name":"g1","group":"example.kapi.dev","kind":"Widget","#,
+                r#""causes":[{"reason":"FieldValueInvalid","message":"Invalid value: \"Gadget\": must be Widget","field":"kind"}]},"#,
+                r#""code":422}"#,
+                "\n"
+            )
+            .to_string(),
+        ),
+    ];
+    for (method, path, body, expected) in cases {
+        let (code, got) = send(kapi, method, &path, &[], Some(body));
+        assert_eq!(got, expected, "{method} {path} {body}");
+        assert_eq!(code, if expected.contains(":422}") { 422 } else { 400 });
+    }
+}
+
 #[test]
 fn bodies_are_kube_apiservers_bytes() {
     let kapi = Kapi::start(Backend::Embedded);
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         status_is_kubes_bytes_compact_or_indented(&kapi);
         documents_end_with_a_newline_and_indent_on_request(&kapi);
+        wrong_kinds_are_refused_in_kubes_words(&kapi);
     }));
     if let Err(e) = run {
         eprintln!("server log:\n{}", kapi.log_text());

@@ -2,6 +2,7 @@
 //! resource), content negotiation, and the generic handlers, which decode the request,
 //! call the registry, and encode the answer.
 
+mod body_kind;
 mod chain;
 pub mod negotiation;
 pub mod patch;

@@ -246,7 +246,54 @@ pub fn decode_body(content_type: &str, body: &[u8]) -> Result<Decoded, ApiError>
     }
 }
 
+/// Reads the body of a create or update of a `kind` as [`decode_body`] does. A body
+/// that does not decode gets kube-apiserver's 400 for a body it cannot tell the kind
+/// of (`transformDecodeError` in k8s.io/apiserver's `handlers/rest.go`):
+/// `the object provided is unrecognized (must be of type {kind}): {why} ({the first
+/// 30 bytes})`, where a JSON body's `why` is `couldn't get version/kind; json parse
+/// error: ...` (a truncated one's in Go's words, `unexpected end of JSON input`).
+pub fn decode_object(content_type: &str, body: &[u8], kind: &str) -> Result<Decoded, ApiError> {
+    let why = match essence(content_type).as_str() {
+        "application/yaml" | "application/x-yaml" | "text/yaml" => match decode_yaml(body) {
+            Ok(decoded) => return Ok(decoded),
+            Err(e) => e.message,
+        },
+        _ => match parse_json(body) {
+            Ok(decoded) => return Ok(decoded),
+            Err(e) if e.is_eof() => {
+                "couldn't get version/kind; json parse error: unexpected end of JSON input".into()
+            }
+            Err(e) => format!("couldn't get version/kind; json parse error: {e}"),
+        },
+    };
+    Err(ApiError::bad_request(format!(
+        "the object provided is unrecognized (must be of type {kind}): {why} ({})",
+        summarize(body)
+    )))
+}
+
+/// The start of a body, as kube-apiserver quotes one it could not decode
+/// (`summarizeData`): `<empty>`, up to 30 bytes of a body that begins with `{`, or the
+/// hex of up to 30 bytes of any other; ` ...` when there was more.
+fn summarize(body: &[u8]) -> String {
+    const MAX: usize = 30;
+    let shown = &body[..body.len().min(MAX)];
+    let more = if body.len() > MAX { " ..." } else { "" };
+    match body.first() {
+        None => "<empty>".into(),
+        Some(b'{') => format!("{}{more}", String::from_utf8_lossy(shown)),
+        Some(_) => {
+            let hex: String = shown.iter().map(|b| format!("{b:02x}")).collect();
+            format!("{hex}{more}")
+        }
+    }
+}
+
 fn decode_json(body: &[u8]) -> Result<Decoded, ApiError> {
+    parse_json(body).map_err(|e| ApiError::bad_request(format!("error decoding request body: {e}")))
+}
+
+fn parse_json(body: &[u8]) -> Result<Decoded, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_slice(body);
     let mut duplicates = BTreeSet::new();
     let value = TrackDuplicates {
@@ -254,8 +301,7 @@ fn decode_json(body: &[u8]) -> Result<Decoded, ApiError> {
         duplicates: &mut duplicates,
     }
     .deserialize(&mut de)
-    .and_then(|v| de.end().map(|()| v))
-    .map_err(|e| ApiError::bad_request(format!("error decoding request body: {e}")))?;
+    .and_then(|v| de.end().map(|()| v))?;
     Ok(Decoded {
         value,
         duplicates: duplicates.into_iter().collect(),
@@ -532,6 +578,37 @@ mod tests {
         // An error in no type the client takes is indented anyway (WriteRawJSON).
         assert_eq!(of(None, None, Some("text/html")), (false, true));
         assert_eq!(of(None, None, Some("application/yaml")), (false, false));
+    }
+
+    #[test]
+    fn bodies_that_do_not_decode_are_refused_in_kubes_words() {
+        let refused = |content_type: &str, body: &[u8]| {
+            decode_object(content_type, body, "Namespace")
+                .unwrap_err()
+                .message
+        };
+        assert_eq!(
+            refused("application/json", b""),
+            "the object provided is unrecognized (must be of type Namespace): couldn't get version/kind; json parse error: unexpected end of JSON input (<empty>)"
+        );
+        assert_eq!(
+            refused(
+                "application/json",
+                br#"{"apiVersion":"v1","kind":"Namespace","metadata":{"#
+            ),
+            "the object provided is unrecognized (must be of type Namespace): couldn't get version/kind; json parse error: unexpected end of JSON input ({\"apiVersion\":\"v1\",\"kind\":\"Nam ...)"
+        );
+        assert!(
+            refused("application/json", b"[1,]").ends_with(" (5b312c5d)"),
+            "{}",
+            refused("application/json", b"[1,]")
+        );
+        assert!(
+            refused("application/yaml", b"a: [1\n").starts_with(
+                "the object provided is unrecognized (must be of type Namespace): error converting YAML to JSON: "
+            )
+        );
+        assert!(decode_object("application/json", b"{}", "Namespace").is_ok());
     }
 
     #[test]

@@ -144,7 +144,8 @@ where
         }
         "create" => {
             let opts = super::with_admission(query.write_options("CreateOptions")?, &req);
-            let (body, dup_warnings) = decoded(req, &opts).await?;
+            let (body, dup_warnings) = decoded(req, &opts, Some(info)).await?;
+            super::body_kind::check(&api.registry, info, &body)?;
             let (obj, mut warnings) = store.create(namespace, body, &opts).await?;
             warnings.extend(dup_warnings);
             Ok(with_warnings(
@@ -154,7 +155,8 @@ where
         }
         "update" => {
             let opts = super::with_admission(query.write_options("UpdateOptions")?, &req);
-            let (body, dup_warnings) = decoded(req, &opts).await?;
+            let (body, dup_warnings) = decoded(req, &opts, Some(info)).await?;
+            super::body_kind::check(&api.registry, info, &body)?;
             let (obj, mut warnings) = store
                 .update(
                     namespace,
@@ -265,7 +267,7 @@ where
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let opts = super::with_admission(query.write_options("CreateOptions")?, &req);
-    let (body, _) = decoded(req, &opts).await?;
+    let (body, _) = decoded(req, &opts, None).await?;
     let name = r.name.clone().unwrap_or_default();
     store
         .create_on_subresource(namespace, &name, sub, &body, &opts)
@@ -321,9 +323,14 @@ fn content_type<B>(req: &Request<B>) -> String {
         .to_string()
 }
 
-/// Reads a create/update body in JSON or YAML; duplicated fields are refused under
-/// `fieldValidation=Strict` and become warnings under `Warn`.
-async fn decoded<B>(req: Request<B>, opts: &WriteOptions) -> Result<(Value, Vec<String>), ApiError>
+/// Reads a create/update body in JSON or YAML (of `info`'s kind: one that does not
+/// decode is refused in kube-apiserver's words for it); duplicated fields are refused
+/// under `fieldValidation=Strict` and become warnings under `Warn`.
+async fn decoded<B>(
+    req: Request<B>,
+    opts: &WriteOptions,
+    info: Option<&kapi_core::ResourceInfo>,
+) -> Result<(Value, Vec<String>), ApiError>
 where
     B: hyper::body::Body<Data = bytes::Bytes> + Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -340,7 +347,10 @@ where
         ));
     }
     let bytes = read_body(req.into_body()).await?;
-    let decoded = decode_body(&content_type, &bytes)?;
+    let decoded = match info {
+        Some(info) => negotiation::decode_object(&content_type, &bytes, &info.kind)?,
+        None => decode_body(&content_type, &bytes)?,
+    };
     let messages: Vec<String> = decoded
         .duplicates
         .iter()
