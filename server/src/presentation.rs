@@ -34,7 +34,7 @@ pub fn present(
     let now = chrono::Utc::now();
     let cell = |column: &str, obj: &Value| strategy.table_cell(column, obj);
     Ok(match output {
-        Output::Json | Output::Yaml => value.clone(),
+        Output::Json | Output::Yaml | Output::Protobuf(_) => value.clone(),
         Output::Converted(Conversion::Table(version)) => {
             let opts = TableOptions {
                 version,

@@ -272,6 +272,7 @@ pub async fn serve(
         insecure: tls.is_none(),
         limits: crate::limits::Limits::new(security.limits.clone()),
         auditor: auditor(security)?,
+        protobuf: &crate::generated::protobuf::CATALOG,
     });
     let acceptor = tls.map(|t| tokio_rustls::TlsAcceptor::from(t.config));
     let background = {

@@ -7,9 +7,9 @@ mod chain;
 pub mod negotiation;
 pub mod patch;
 pub mod path;
+pub mod protobuf;
 pub mod query;
 mod resource;
-mod review_protobuf;
 mod reviews;
 mod scale;
 mod watch;
@@ -60,6 +60,8 @@ pub struct Api {
     pub auditor: Option<kapi_auth::audit::Auditor>,
     /// What admission needs to run for every write.
     pub admission: Arc<crate::admission::Plugins>,
+    /// The protobuf messages of the built-in kinds (`kapi_core::protobuf`).
+    pub protobuf: &'static kapi_core::protobuf::Catalog,
 }
 
 /// Builds a JSON response of an API document (see [`api_document`]).
@@ -172,6 +174,12 @@ where
 }
 
 impl Api {
+    /// The protobuf catalog, when `info`'s kind has a message in it (every built-in
+    /// kind; never a custom resource).
+    pub fn wire_for(&self, info: &kapi_core::ResourceInfo) -> Option<negotiation::Wire> {
+        protobuf::message_of(self.protobuf, info, false).map(|_| negotiation::Wire(self.protobuf))
+    }
+
     /// Serves one request from `peer`, and records it in the metrics.
     pub async fn handle<B>(&self, req: Request<B>, peer: &Peer) -> Response<Body>
     where
@@ -261,11 +269,15 @@ pub fn admission_of<B>(req: &Request<B>) -> Option<Arc<dyn crate::registry::Admi
 }
 
 /// The output format for a request, from its `Accept` header.
-pub fn output_of<B>(req: &Request<B>) -> Result<Output, ApiError> {
+pub fn output_of<B>(
+    req: &Request<B>,
+    protobuf: Option<negotiation::Wire>,
+) -> Result<Output, ApiError> {
     negotiation::output(
         req.headers()
             .get(header::ACCEPT)
             .and_then(|v| v.to_str().ok()),
+        protobuf,
     )
 }
 

@@ -19,10 +19,48 @@ pub enum Output {
     Yaml,
     /// A `meta.k8s.io` Table or PartialObjectMetadata(List).
     Converted(Conversion),
+    /// Kubernetes' protobuf (`application/vnd.kubernetes.protobuf`), for a kind the
+    /// catalog has a message for.
+    Protobuf(Wire),
 }
+
+/// The protobuf catalog a negotiated [`Output::Protobuf`] answers with; equal when it
+/// is the same catalog.
+#[derive(Clone, Copy, Debug)]
+pub struct Wire(pub &'static kapi_core::protobuf::Catalog);
+
+impl PartialEq for Wire {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+
+impl Eq for Wire {}
 
 /// The media types objects are served in.
 pub const SERVED: &[&str] = &["application/json", "application/yaml"];
+
+/// The media types built-in kinds are served in: protobuf too, as kube-apiserver lists
+/// them.
+pub const SERVED_WITH_PROTOBUF: &[&str] = &[
+    "application/json",
+    "application/yaml",
+    "application/vnd.kubernetes.protobuf",
+];
+
+/// The media types of a resource whose kind has (`Some`) or lacks a protobuf message.
+pub fn served(protobuf: Option<Wire>) -> &'static [&'static str] {
+    if protobuf.is_some() {
+        SERVED_WITH_PROTOBUF
+    } else {
+        SERVED
+    }
+}
+
+/// Whether `content_type` is Kubernetes' protobuf.
+pub fn is_protobuf(content_type: &str) -> bool {
+    essence(content_type) == "application/vnd.kubernetes.protobuf"
+}
 
 /// One media range of an `Accept` header.
 #[derive(Clone, Debug, PartialEq)]
@@ -94,8 +132,10 @@ pub fn parse_accept(accept: &str) -> Vec<MediaRange> {
 }
 
 /// Picks the response format for an object or list request from `Accept`: the first
-/// range the server can answer, by the client's preference.
-pub fn output(accept: Option<&str>) -> Result<Output, ApiError> {
+/// range the server can answer, by the client's preference. Protobuf is one of them
+/// when the kind has a message (`protobuf`); for a custom resource a protobuf range is
+/// passed over, as kube-apiserver passes it over.
+pub fn output(accept: Option<&str>, protobuf: Option<Wire>) -> Result<Output, ApiError> {
     let Some(accept) = accept.filter(|a| !a.trim().is_empty()) else {
         return Ok(Output::Json);
     };
@@ -108,13 +148,20 @@ pub fn output(accept: Option<&str>) -> Result<Output, ApiError> {
                 return Ok(Output::Converted(c));
             }
         } else if range.type_ == "application"
+            && range.subtype == "vnd.kubernetes.protobuf"
+            && range.param("as").is_none()
+        {
+            if let Some(wire) = protobuf {
+                return Ok(Output::Protobuf(wire));
+            }
+        } else if range.type_ == "application"
             && matches!(range.subtype.as_str(), "yaml" | "x-yaml")
             || (range.type_, range.subtype.as_str()) == ("text".to_string(), "yaml")
         {
             return Ok(Output::Yaml);
         }
     }
-    Err(ApiError::not_acceptable(SERVED))
+    Err(ApiError::not_acceptable(served(protobuf)))
 }
 
 /// The `Content-Type` of a response in `output` (kube-apiserver answers conversions
@@ -122,6 +169,7 @@ pub fn output(accept: Option<&str>) -> Result<Output, ApiError> {
 pub fn content_type(output: Output) -> &'static str {
     match output {
         Output::Yaml => "application/yaml",
+        Output::Protobuf(_) => "application/vnd.kubernetes.protobuf",
         Output::Json | Output::Converted(_) => "application/json",
     }
 }
@@ -275,7 +323,7 @@ pub fn decode_object(content_type: &str, body: &[u8], kind: &str) -> Result<Deco
 /// The start of a body, as kube-apiserver quotes one it could not decode
 /// (`summarizeData`): `<empty>`, up to 30 bytes of a body that begins with `{`, or the
 /// hex of up to 30 bytes of any other; ` ...` when there was more.
-fn summarize(body: &[u8]) -> String {
+pub fn summarize(body: &[u8]) -> String {
     const MAX: usize = 30;
     let shown = &body[..body.len().min(MAX)];
     let more = if body.len() > MAX { " ..." } else { "" };
@@ -523,18 +571,31 @@ mod tests {
     fn kubectl_get_asks_for_a_table() {
         let accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
         assert_eq!(
-            output(Some(accept)).unwrap(),
+            output(Some(accept), None).unwrap(),
             Output::Converted(Conversion::Table(table::MetaVersion::V1))
         );
+        // What typed clients send: protobuf for a built-in kind, JSON for a custom
+        // resource, 406 naming protobuf among the types when only protobuf will do.
+        static CATALOG: kapi_core::protobuf::Catalog = kapi_core::protobuf::Catalog {
+            messages: &[],
+            kinds: &[],
+        };
+        let typed = "application/vnd.kubernetes.protobuf, application/json";
         assert_eq!(
-            output(Some(
-                "application/vnd.kubernetes.protobuf, application/json"
-            ))
-            .unwrap(),
-            Output::Json
+            output(Some(typed), Some(Wire(&CATALOG))).unwrap(),
+            Output::Protobuf(Wire(&CATALOG))
         );
-        assert_eq!(output(None).unwrap(), Output::Json);
-        assert_eq!(output(Some("text/html")).unwrap_err().code, 406);
+        assert_eq!(output(Some(typed), None).unwrap(), Output::Json);
+        let only = "application/vnd.kubernetes.protobuf";
+        assert_eq!(output(Some(only), None).unwrap_err().code, 406);
+        let e = output(Some("text/html"), Some(Wire(&CATALOG))).unwrap_err();
+        assert!(
+            e.message.ends_with("application/vnd.kubernetes.protobuf"),
+            "{}",
+            e.message
+        );
+        assert_eq!(output(None, None).unwrap(), Output::Json);
+        assert_eq!(output(Some("text/html"), None).unwrap_err().code, 406);
     }
 
     #[test]

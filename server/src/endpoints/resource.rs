@@ -95,7 +95,8 @@ where
     if !served || (sub.is_none() && !info.verbs.iter().any(|v| v == verb)) {
         return Err(ApiError::method_not_supported(info, verb));
     }
-    let output = output_of(&req)?;
+    let wire = api.wire_for(info);
+    let output = output_of(&req, wire)?;
     let how = Presentation {
         include_object: IncludeObject::from_query(query.get("includeObject"))
             .map_err(ApiError::bad_request)?,
@@ -144,7 +145,7 @@ where
         }
         "create" => {
             let opts = super::with_admission(query.write_options("CreateOptions")?, &req);
-            let (body, dup_warnings) = decoded(req, &opts, Some(info)).await?;
+            let (body, dup_warnings) = decoded(req, &opts, Some(info), wire).await?;
             super::body_kind::check(&api.registry, info, &body)?;
             let (obj, mut warnings) = store.create(namespace, body, &opts).await?;
             warnings.extend(dup_warnings);
@@ -155,7 +156,7 @@ where
         }
         "update" => {
             let opts = super::with_admission(query.write_options("UpdateOptions")?, &req);
-            let (body, dup_warnings) = decoded(req, &opts, Some(info)).await?;
+            let (body, dup_warnings) = decoded(req, &opts, Some(info), wire).await?;
             super::body_kind::check(&api.registry, info, &body)?;
             let (obj, mut warnings) = store
                 .update(
@@ -225,7 +226,7 @@ where
         }
         "delete" => {
             let admission = super::admission_of(&req);
-            let body = delete_body(req).await?;
+            let body = delete_body(req, api.protobuf).await?;
             let mut opts = query.delete_options(body.as_ref())?;
             opts.admission = admission;
             match store.delete(namespace, &name, &opts).await? {
@@ -240,7 +241,7 @@ where
         "deletecollection" => {
             let list_opts = query.list_options()?;
             let admission = super::admission_of(&req);
-            let body = delete_body(req).await?;
+            let body = delete_body(req, api.protobuf).await?;
             let mut opts = query.delete_options(body.as_ref())?;
             opts.admission = admission;
             let list = store
@@ -267,7 +268,7 @@ where
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let opts = super::with_admission(query.write_options("CreateOptions")?, &req);
-    let (body, _) = decoded(req, &opts, None).await?;
+    let (body, _) = decoded(req, &opts, None, None).await?;
     let name = r.name.clone().unwrap_or_default();
     store
         .create_on_subresource(namespace, &name, sub, &body, &opts)
@@ -330,6 +331,7 @@ async fn decoded<B>(
     req: Request<B>,
     opts: &WriteOptions,
     info: Option<&kapi_core::ResourceInfo>,
+    wire: Option<negotiation::Wire>,
 ) -> Result<(Value, Vec<String>), ApiError>
 where
     B: hyper::body::Body<Data = bytes::Bytes> + Send,
@@ -337,16 +339,29 @@ where
 {
     let content_type = content_type(&req);
     let essence = negotiation::essence(&content_type);
-    if !matches!(
-        essence.as_str(),
-        "application/json" | "application/yaml" | "application/x-yaml" | "text/yaml" | ""
-    ) {
+    let protobuf = match (info, wire) {
+        (Some(info), Some(wire)) if negotiation::is_protobuf(&content_type) => {
+            super::protobuf::message_of(wire.0, info, false).map(|m| (info, wire, m))
+        }
+        _ => None,
+    };
+    if protobuf.is_none()
+        && !matches!(
+            essence.as_str(),
+            "application/json" | "application/yaml" | "application/x-yaml" | "text/yaml" | ""
+        )
+    {
         return Err(ApiError::unsupported_media_type(
             &content_type,
-            negotiation::SERVED,
+            negotiation::served(wire),
         ));
     }
     let bytes = read_body(req.into_body()).await?;
+    if let Some((info, wire, message)) = protobuf {
+        let body = super::protobuf::decode_body(wire.0, &bytes, message, &info.kind)?;
+        let messages: Vec<String> = body.unknown.iter().map(ToString::to_string).collect();
+        return field_validation(opts, body.value, messages);
+    }
     let decoded = match info {
         Some(info) => negotiation::decode_object(&content_type, &bytes, &info.kind)?,
         None => decode_body(&content_type, &bytes)?,
@@ -356,17 +371,30 @@ where
         .iter()
         .map(|p| format!("duplicate field \"{p}\""))
         .collect();
+    field_validation(opts, decoded.value, messages)
+}
+
+/// A decoded body with what `fieldValidation` says of its duplicate or unknown fields:
+/// refused (Strict), warned of (Warn, the default) or let be (Ignore).
+fn field_validation(
+    opts: &WriteOptions,
+    value: Value,
+    messages: Vec<String>,
+) -> Result<(Value, Vec<String>), ApiError> {
     match opts.field_validation {
         FieldValidation::Strict if !messages.is_empty() => Err(ApiError::bad_request(format!(
             "strict decoding error: {}",
             messages.join(", ")
         ))),
-        FieldValidation::Ignore => Ok((decoded.value, Vec::new())),
-        _ => Ok((decoded.value, messages)),
+        FieldValidation::Ignore => Ok((value, Vec::new())),
+        _ => Ok((value, messages)),
     }
 }
 
-async fn delete_body<B>(req: Request<B>) -> Result<Option<Value>, ApiError>
+async fn delete_body<B>(
+    req: Request<B>,
+    catalog: &'static kapi_core::protobuf::Catalog,
+) -> Result<Option<Value>, ApiError>
 where
     B: hyper::body::Body<Data = bytes::Bytes> + Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -376,8 +404,20 @@ where
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
+    // kubectl's typed deletes send `DeleteOptions` in protobuf, for custom resources too
+    // (kube-apiserver reads it with its own scheme whatever the resource).
+    if negotiation::is_protobuf(&content_type) {
+        let message = catalog
+            .by_name(DELETE_OPTIONS)
+            .ok_or_else(|| ApiError::unsupported_media_type(&content_type, negotiation::SERVED))?;
+        let body = super::protobuf::decode_body(catalog, &bytes, message, "DeleteOptions")?;
+        return Ok(Some(body.value));
+    }
     Ok(Some(decode_body(&content_type, &bytes)?.value))
 }
+
+/// The protobuf message of a delete's body.
+const DELETE_OPTIONS: &str = "k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions";
 
 /// A 200 with a JSON body made from stored bytes (by [`crate::registry::StoredObject`]
 /// or [`crate::registry::ObjectList`]), ended by a newline as kube-apiserver ends one.
@@ -407,6 +447,10 @@ pub fn respond(
     };
     if output == Output::Json {
         return json(value);
+    }
+    if let Output::Protobuf(wire) = output {
+        let bytes = super::protobuf::encode_known(wire.0, value)?;
+        return Ok(document(code, negotiation::content_type(output), bytes));
     }
     let body = present(store.strategy().as_ref(), output, value, is_list, how)?;
     match output {

@@ -10,7 +10,7 @@ use kapi_auth::authz::{Attributes, Decision};
 use kapi_storage::ReadAt;
 use serde_json::{Map, Value, json};
 
-use super::negotiation::decode_body;
+use super::negotiation::{Output, SERVED_WITH_PROTOBUF as SERVED, decode_body};
 use super::path::{ResourcePath, Route};
 use super::{Api, Body, error_response, json_response, read_body};
 use crate::status::ApiError;
@@ -62,10 +62,19 @@ where
         .and_then(|v| v.to_str().ok())
         .unwrap_or("application/json")
         .to_string();
+    // Typed clients (`kubectl auth can-i`, `create token`) send and accept protobuf.
+    let wire = super::negotiation::Wire(api.protobuf);
+    let output = super::output_of(&req, Some(wire)).unwrap_or(Output::Json);
     let answer = async {
         let bytes = read_body(req.into_body()).await?;
-        let body = if content_type.starts_with("application/vnd.kubernetes.protobuf") {
-            super::review_protobuf::decode(&bytes)?
+        let body = if super::negotiation::is_protobuf(&content_type) {
+            let (group, version, kind) = kind.type_meta(&r);
+            let message = api
+                .protobuf
+                .kind(group, version, kind)
+                .or_else(|| api.protobuf.kind(group, "v1", kind))
+                .ok_or_else(|| ApiError::unsupported_media_type(&content_type, SERVED))?;
+            super::protobuf::decode_body(api.protobuf, &bytes, message, kind)?.value
         } else {
             decode_body(&content_type, &bytes)?.value
         };
@@ -80,7 +89,15 @@ where
         }
     };
     Ok(match answer.await {
-        Ok(v) => json_response(StatusCode::CREATED, &v),
+        Ok(v) => match output {
+            Output::Protobuf(wire) => match super::protobuf::encode_known(wire.0, &v) {
+                Ok(bytes) => {
+                    super::document(StatusCode::CREATED, super::protobuf::MEDIA_TYPE, bytes)
+                }
+                Err(e) => error_response(&e),
+            },
+            _ => json_response(StatusCode::CREATED, &v),
+        },
         Err(e) => error_response(&e),
     })
 }
@@ -94,6 +111,23 @@ enum Review {
     Rules,
     Token,
     TokenRequest,
+}
+
+impl Review {
+    /// The group, version and kind of the review's body (a TokenRequest, posted to
+    /// core's `serviceaccounts/token`, is authentication.k8s.io/v1's).
+    fn type_meta(self, r: &ResourcePath) -> (&str, &str, &'static str) {
+        let kind = match self {
+            Review::SelfAccess => "SelfSubjectAccessReview",
+            Review::Access => "SubjectAccessReview",
+            Review::LocalAccess => "LocalSubjectAccessReview",
+            Review::Rules => "SelfSubjectRulesReview",
+            Review::SelfSubject => "SelfSubjectReview",
+            Review::Token => "TokenReview",
+            Review::TokenRequest => return (AUTHENTICATION, "v1", "TokenRequest"),
+        };
+        (r.group.as_str(), r.version.as_str(), kind)
+    }
 }
 
 /// A 422 about one field of a review, in kube-apiserver's wording.

@@ -1,5 +1,7 @@
-//! Watch responses: a chunked stream of `{"type": ..., "object": ...}` lines that ends
-//! at `timeoutSeconds`, when the server shuts down, or when the client goes away.
+//! Watch responses: a chunked stream of `{"type": ..., "object": ...}` lines (or, for a
+//! client that asked for `application/vnd.kubernetes.protobuf;stream=watch`,
+//! length-prefixed protobuf `WatchEvent` frames) that ends at `timeoutSeconds`, when
+//! the server shuts down, or when the client goes away.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -64,9 +66,32 @@ pub async fn serve(
         crate::metrics::Metrics::global().watch_opened(&store.info().group, &store.info().plural);
     let info = store.info().clone();
     let api_version = info.api_version();
+    let catalog = api.protobuf;
     let frames = events.take_until(Box::pin(stop)).map(move |event| {
         let _open = &guard;
         let line = match (output, event.object) {
+            // One frame for every protobuf watcher of this storage event and version.
+            (Output::Protobuf(_), EventObject::Stored(stored, encodings)) => encodings
+                .get_or_insert_with(memo_key_protobuf(event.type_, &api_version), || {
+                    stored
+                        .decode(&info)
+                        .and_then(|object| {
+                            super::protobuf::watch_frame(catalog, event.type_.as_str(), &object)
+                        })
+                        .map(Bytes::from)
+                        .unwrap_or_else(|e| status_frame(catalog, &e))
+                }),
+            (Output::Protobuf(_), object) => {
+                // Bookmarks and errors: their object is a partial one or a Status.
+                let event = StoredWatchEvent {
+                    type_: event.type_,
+                    object,
+                }
+                .decode(&info);
+                super::protobuf::watch_frame(catalog, event.type_.as_str(), &event.object)
+                    .map(Bytes::from)
+                    .unwrap_or_else(|e| status_frame(catalog, &e))
+            }
             // The same line for every watcher of this storage event and version.
             (Output::Json, EventObject::Stored(stored, encodings)) => {
                 encodings.get_or_insert_with(memo_key(event.type_, &api_version), || {
@@ -106,10 +131,13 @@ pub async fn serve(
     });
     let mut res = Response::new(BodyExt::boxed(StreamBody::new(frames)));
     *res.status_mut() = StatusCode::OK;
-    res.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    let content_type = if matches!(output, Output::Protobuf(_)) {
+        super::protobuf::WATCH_MEDIA_TYPE
+    } else {
+        "application/json"
+    };
+    res.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     res.headers_mut().insert(
         header::CACHE_CONTROL,
         HeaderValue::from_static("no-cache, private"),
@@ -134,6 +162,21 @@ fn status_line(e: &ApiError) -> Bytes {
         WatchEventType::Error,
         &serde_json::to_vec(&e.status()).unwrap_or_default(),
     )
+}
+
+/// An ERROR frame for an object that could not be encoded.
+fn status_frame(catalog: &kapi_core::protobuf::Catalog, e: &ApiError) -> Bytes {
+    super::protobuf::watch_frame(catalog, WatchEventType::Error.as_str(), &e.to_status())
+        .map(Bytes::from)
+        .unwrap_or_default()
+}
+
+/// Where a protobuf frame is memoised, beside the JSON lines.
+fn memo_key_protobuf(type_: WatchEventType, api_version: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    ("protobuf-frame", type_.as_str(), api_version).hash(&mut hasher);
+    hasher.finish()
 }
 
 /// Where a JSON line is memoised in a storage event's encodings: one per event type

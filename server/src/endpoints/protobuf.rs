@@ -1,0 +1,139 @@
+//! Kubernetes' protobuf at the API (`application/vnd.kubernetes.protobuf`): request
+//! bodies of built-in kinds decoded into the JSON the handlers read, and objects, lists,
+//! `Status` errors and watch events encoded from the JSON they would answer with.
+//!
+//! The transcoding is `kapi_core::protobuf`'s, driven by the catalog the server was
+//! built with ([`super::Api::protobuf`]). A kind the catalog lacks (every custom
+//! resource) has no protobuf form: kube-apiserver answers those in JSON or refuses, and
+//! so does kapi.
+
+use kapi_core::ResourceInfo;
+use kapi_core::protobuf::{Catalog, Message, UnknownField, decode, encode, envelope};
+use serde_json::{Map, Value};
+
+use crate::status::ApiError;
+
+pub use kapi_core::protobuf::envelope::{MEDIA_TYPE, WATCH_MEDIA_TYPE};
+
+/// The message of `info`'s kind (or its list kind), when the catalog has one.
+pub fn message_of(catalog: &Catalog, info: &ResourceInfo, list: bool) -> Option<&'static Message> {
+    let kind = if list { &info.list_kind } else { &info.kind };
+    catalog.kind(&info.group, &info.version, kind)
+}
+
+/// `group`/`version` of an `apiVersion`.
+fn split_api_version(api_version: &str) -> (&str, &str) {
+    api_version.split_once('/').unwrap_or(("", api_version))
+}
+
+/// A request body decoded: the object as JSON, and the fields it held that the catalog
+/// does not know.
+#[derive(Debug)]
+pub struct DecodedBody {
+    /// The object, `apiVersion` and `kind` from the envelope.
+    pub value: Value,
+    /// Unknown fields with non-zero values (see `kapi_core::protobuf::decode`).
+    pub unknown: Vec<UnknownField>,
+}
+
+/// Decodes an enveloped body that should be `expected_kind`, whose message is
+/// `expected`. The envelope's kind picks the message when the catalog knows it, so a
+/// body of another kind decodes as what it is and the kind check that follows refuses
+/// it in kube's words; failures are kube's 400s (`transformDecodeError`).
+pub fn decode_body(
+    catalog: &Catalog,
+    body: &[u8],
+    expected: &'static Message,
+    expected_kind: &str,
+) -> Result<DecodedBody, ApiError> {
+    let env = envelope::unwrap(body).map_err(|e| {
+        ApiError::bad_request(format!(
+            "the object provided is unrecognized (must be of type {expected_kind}): {e} ({})",
+            super::negotiation::summarize(body)
+        ))
+    })?;
+    let (group, version) = split_api_version(env.api_version);
+    let message = catalog
+        .kind(group, version, env.kind)
+        .filter(|_| !env.kind.is_empty())
+        .unwrap_or(expected);
+    let decoded = decode::decode(catalog, message, env.raw).map_err(|e| {
+        if env.kind.is_empty() {
+            ApiError::bad_request(format!(
+                "the object provided is unrecognized (must be of type {expected_kind}): {e} ({})",
+                super::negotiation::summarize(body)
+            ))
+        } else {
+            ApiError::bad_request(format!(
+                "{} in version {version:?} cannot be handled as a {expected_kind}: {e}",
+                env.kind
+            ))
+        }
+    })?;
+    let mut object = Map::new();
+    if !env.api_version.is_empty() {
+        object.insert("apiVersion".into(), Value::from(env.api_version));
+    }
+    if !env.kind.is_empty() {
+        object.insert("kind".into(), Value::from(env.kind));
+    }
+    object.extend(decoded.object);
+    Ok(DecodedBody {
+        value: Value::Object(object),
+        unknown: decoded.unknown,
+    })
+}
+
+/// Encodes an object (or list) the server answers with: its `apiVersion` and `kind`
+/// name the message. `None` when the catalog has no message for it.
+pub fn encode_value(catalog: &Catalog, value: &Value) -> Option<Result<Vec<u8>, ApiError>> {
+    let obj = value.as_object()?;
+    let api_version = obj.get("apiVersion").and_then(Value::as_str)?;
+    let kind = obj.get("kind").and_then(Value::as_str)?;
+    let (group, version) = split_api_version(api_version);
+    let message = catalog.kind(group, version, kind)?;
+    let mut out = Vec::with_capacity(256);
+    let mark = envelope::begin_wrap(api_version, kind, &mut out);
+    if let Err(e) = encode::encode(catalog, message, obj, &mut out) {
+        return Some(Err(ApiError::internal(
+            "encoding a response as protobuf",
+            &e,
+        )));
+    }
+    envelope::end_wrap(&mut out, mark);
+    Some(Ok(out))
+}
+
+/// Encodes `value`, whose catalog message the caller knows exists.
+pub fn encode_known(catalog: &Catalog, value: &Value) -> Result<Vec<u8>, ApiError> {
+    encode_value(catalog, value).unwrap_or_else(|| {
+        Err(ApiError::internal(
+            "encoding a response as protobuf",
+            &std::io::Error::other(format!(
+                "no protobuf message for {}",
+                value
+                    .get("kind")
+                    .and_then(Value::as_str)
+                    .unwrap_or("an object without kind")
+            )),
+        ))
+    })
+}
+
+/// A `Status` (an error, or the result of a delete) as protobuf; `v1`'s `Status`
+/// message is in every catalog of built-in kinds.
+pub fn encode_status(catalog: &Catalog, status: &Value) -> Option<Vec<u8>> {
+    encode_value(catalog, status).and_then(Result::ok)
+}
+
+/// One watch event as a protobuf frame: `object` is encoded and enveloped, then framed.
+pub fn watch_frame(
+    catalog: &Catalog,
+    event_type: &str,
+    object: &Value,
+) -> Result<Vec<u8>, ApiError> {
+    let body = encode_known(catalog, object)?;
+    let mut out = Vec::with_capacity(body.len() + 32);
+    envelope::watch_frame(event_type, &body, &mut out);
+    Ok(out)
+}
