@@ -4,8 +4,8 @@
 //! a PATCH after an edit), every `get` output format, label and field selectors, short
 //! names and categories, `label`, `annotate`, the three patch types, the status and
 //! scale subresources, `delete` in its forms, `wait`, `get -w`, server-side field
-//! validation, the protobuf gap of the generator commands, and a smoke run with every
-//! installed kubectl release.
+//! validation, and a smoke run with every installed kubectl release (the typed,
+//! protobuf-speaking commands are kubectl_protobuf.rs's).
 
 use std::time::Duration;
 
@@ -1047,38 +1047,6 @@ fn field_validation_strict_warn_and_ignore() {
                 "unknown fields are pruned"
             );
         }
-    });
-}
-
-#[test]
-fn generator_commands_send_protobuf_and_get_a_clear_415() {
-    on_every_backend(|kapi| {
-        let out = kapi.kubectl_version(
-            None,
-            &["create", "configmap", "x", "--from-literal=a=b", "-v=6"],
-            None,
-        );
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{stderr}");
-        assert!(
-            stderr
-                .lines()
-                .any(|l| l.contains("verb=\"POST\"") && l.contains("415 Unsupported Media Type")),
-            "{stderr}"
-        );
-        assert!(
-            stderr.contains(
-                "error: failed to create configmap: the body of the request was in an unknown format - accepted media types include: application/json, application/yaml"
-            ),
-            "{stderr}"
-        );
-        let err = kapi.kubectl_err(&["get", "configmap", "x"], None);
-        assert!(err.contains(r#"configmaps "x" not found"#), "{err}");
-        let err = kapi.kubectl_err(&["create", "namespace", "made-by-generator"], None);
-        assert!(
-            err.contains("the body of the request was in an unknown format"),
-            "{err}"
-        );
     });
 }
 

@@ -375,8 +375,7 @@ fn configmap(name: &str, labels: Value, value: &str) -> Value {
         "metadata": {"name": name, "labels": labels}, "data": {"v": value}})
 }
 
-/// A ConfigMap for kubectl's stdin (`kubectl create configmap` sends protobuf, which
-/// kapi does not read).
+/// A ConfigMap for kubectl's stdin.
 fn manifest(ns: &str, name: &str) -> String {
     format!(
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: {ns}\ndata:\n  a: b\n"

@@ -1,0 +1,423 @@
+//! `application/vnd.kubernetes.protobuf` over raw HTTP, as Go's typed clients speak it:
+//! bodies in and out for a built-in kind (objects, lists, watch frames), kube's
+//! negotiation for a custom resource (which has no protobuf form), and bad bytes
+//! refused with a 400 in kube's words, never a panic.
+
+use kapi_core::protobuf::{decode, encode, envelope};
+use kapi_server::generated::protobuf::CATALOG;
+use kapi_tests::{Backend, Kapi, on_every_backend};
+use serde_json::{Map, Value, json};
+
+const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+/// What client-go's typed clients send in `Accept`.
+const TYPED_ACCEPT: &str = "application/vnd.kubernetes.protobuf, application/json";
+const CONFIGMAPS: &str = "/api/v1/namespaces/default/configmaps";
+const WIDGETS: &str = "/apis/example.kapi.dev/v1/namespaces/default/widgets";
+
+struct Answer {
+    code: u16,
+    content_type: String,
+    warnings: Vec<String>,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|_| panic!("not JSON: {}", String::from_utf8_lossy(&self.body)))
+    }
+}
+
+fn send(
+    kapi: &Kapi,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    accept: &str,
+    body: Option<Vec<u8>>,
+) -> Answer {
+    let mut req = ureq::http::Request::builder()
+        .method(method)
+        .uri(format!("{}{path}", kapi.url()))
+        .header("Accept", accept);
+    let agent = kapi.agent();
+    let res = match body {
+        Some(b) => agent.run(req.header("Content-Type", content_type).body(b).unwrap()),
+        None => {
+            req = req.header("Content-Type", content_type);
+            agent.run(req.body(()).unwrap())
+        }
+    }
+    .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+    let header = |n: &str| {
+        res.headers()
+            .get(n)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string()
+    };
+    Answer {
+        code: res.status().as_u16(),
+        content_type: header("content-type"),
+        warnings: res
+            .headers()
+            .get_all("warning")
+            .iter()
+            .filter_map(|v| v.to_str().ok().map(str::to_string))
+            .collect(),
+        body: res.into_body().read_to_vec().unwrap_or_default(),
+    }
+}
+
+/// An object in its envelope, as a Go client writes it.
+fn enveloped(obj: &Value) -> Vec<u8> {
+    let api_version = obj["apiVersion"].as_str().unwrap();
+    let kind = obj["kind"].as_str().unwrap();
+    let (g, v) = api_version.split_once('/').unwrap_or(("", api_version));
+    let message = CATALOG.kind(g, v, kind).unwrap();
+    let mut raw = Vec::new();
+    encode::encode(&CATALOG, message, obj.as_object().unwrap(), &mut raw).unwrap();
+    let mut out = Vec::new();
+    envelope::wrap(api_version, kind, &raw, &mut out);
+    out
+}
+
+/// A protobuf answer read back as JSON.
+fn read(body: &[u8]) -> Value {
+    let env = envelope::unwrap(body).expect("an enveloped body");
+    let (g, v) = env
+        .api_version
+        .split_once('/')
+        .unwrap_or(("", env.api_version));
+    let message = CATALOG
+        .kind(g, v, env.kind)
+        .unwrap_or_else(|| panic!("{}", env.kind));
+    let d = decode::decode(&CATALOG, message, env.raw).unwrap();
+    let mut obj = Map::new();
+    obj.insert("apiVersion".into(), json!(env.api_version));
+    obj.insert("kind".into(), json!(env.kind));
+    obj.extend(d.object);
+    Value::Object(obj)
+}
+
+fn configmap(name: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"k": "v"}})
+}
+
+#[test]
+fn a_built_in_kind_goes_in_and_out_in_protobuf() {
+    on_every_backend(|kapi| {
+        let created = send(
+            kapi,
+            "POST",
+            CONFIGMAPS,
+            PROTOBUF,
+            TYPED_ACCEPT,
+            Some(enveloped(&configmap("a"))),
+        );
+        assert_eq!(
+            created.code,
+            201,
+            "{}",
+            String::from_utf8_lossy(&created.body)
+        );
+        assert_eq!(created.content_type, PROTOBUF);
+        let obj = read(&created.body);
+        assert_eq!(obj["metadata"]["name"], "a");
+        assert_eq!(obj["metadata"]["namespace"], "default");
+        assert_eq!(obj["data"], json!({"k": "v"}));
+
+        // get: protobuf for a typed client, the same object as JSON for a JSON one.
+        let got = send(
+            kapi,
+            "GET",
+            &format!("{CONFIGMAPS}/a"),
+            "",
+            TYPED_ACCEPT,
+            None,
+        );
+        assert_eq!((got.code, got.content_type.as_str()), (200, PROTOBUF));
+        let as_json = send(
+            kapi,
+            "GET",
+            &format!("{CONFIGMAPS}/a"),
+            "",
+            "application/json",
+            None,
+        );
+        assert_eq!(read(&got.body), as_json.json());
+
+        // update in protobuf, list in protobuf.
+        let mut changed = read(&got.body);
+        changed["data"]["k"] = json!("w");
+        let updated = send(
+            kapi,
+            "PUT",
+            &format!("{CONFIGMAPS}/a"),
+            PROTOBUF,
+            PROTOBUF,
+            Some(enveloped(&changed)),
+        );
+        assert_eq!(
+            updated.code,
+            200,
+            "{}",
+            String::from_utf8_lossy(&updated.body)
+        );
+        assert_eq!(read(&updated.body)["data"]["k"], "w");
+        let list = send(kapi, "GET", CONFIGMAPS, "", TYPED_ACCEPT, None);
+        let list = read(&list.body);
+        assert_eq!(list["kind"], "ConfigMapList");
+        assert!(list["metadata"]["resourceVersion"].is_string(), "{list}");
+        let names: Vec<&str> = list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|i| i["metadata"]["name"].as_str())
+            .collect();
+        assert!(names.contains(&"a"), "{names:?}");
+
+        // A watch in protobuf frames.
+        let watch = send(
+            kapi,
+            "GET",
+            &format!("{CONFIGMAPS}?watch=1&timeoutSeconds=1&fieldSelector=metadata.name=a"),
+            "",
+            TYPED_ACCEPT,
+            None,
+        );
+        assert_eq!(watch.content_type, envelope::WATCH_MEDIA_TYPE);
+        let (event, rest) = envelope::next_watch_frame(&watch.body)
+            .unwrap()
+            .expect("a frame");
+        assert_eq!(event.event_type, "ADDED");
+        assert_eq!(read(event.object)["data"]["k"], "w");
+        assert!(rest.is_empty(), "one event");
+
+        // A delete with protobuf DeleteOptions (a precondition that does not hold).
+        let opts = json!({"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": "not-it"}});
+        let refused = send(
+            kapi,
+            "DELETE",
+            &format!("{CONFIGMAPS}/a"),
+            PROTOBUF,
+            "application/json",
+            Some(enveloped(&opts)),
+        );
+        assert_eq!(
+            refused.code,
+            409,
+            "{}",
+            String::from_utf8_lossy(&refused.body)
+        );
+        let opts = json!({"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0});
+        let deleted = send(
+            kapi,
+            "DELETE",
+            &format!("{CONFIGMAPS}/a"),
+            PROTOBUF,
+            TYPED_ACCEPT,
+            Some(enveloped(&opts)),
+        );
+        assert_eq!(
+            deleted.code,
+            200,
+            "{}",
+            String::from_utf8_lossy(&deleted.body)
+        );
+    });
+}
+
+#[test]
+fn custom_resources_have_no_protobuf_form() {
+    let kapi = Kapi::start(Backend::Embedded);
+    let widget = json!({"apiVersion": "example.kapi.dev/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"color": "red"}});
+    // A protobuf body: 415, naming the types a custom resource is read in.
+    let mut body = Vec::new();
+    envelope::wrap("example.kapi.dev/v1", "Widget", b"", &mut body);
+    let refused = send(&kapi, "POST", WIDGETS, PROTOBUF, TYPED_ACCEPT, Some(body));
+    assert_eq!(refused.code, 415);
+    assert!(
+        refused.json()["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("accepted media types include: application/json, application/yaml"),
+        "{}",
+        refused.json()
+    );
+    // A typed client's Accept gets JSON; protobuf alone is 406.
+    let created = send(
+        &kapi,
+        "POST",
+        WIDGETS,
+        "application/json",
+        TYPED_ACCEPT,
+        Some(serde_json::to_vec(&widget).unwrap()),
+    );
+    assert_eq!(
+        (created.code, created.content_type.as_str()),
+        (201, "application/json")
+    );
+    let only = send(&kapi, "GET", &format!("{WIDGETS}/w"), "", PROTOBUF, None);
+    assert_eq!(only.code, 406);
+    assert_eq!(
+        only.json()["message"],
+        "only the following media types are accepted: application/json, application/yaml"
+    );
+    // A built-in kind's 406 names protobuf among them.
+    let html = send(&kapi, "GET", CONFIGMAPS, "", "text/html", None);
+    assert_eq!(
+        html.json()["message"],
+        "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"
+    );
+}
+
+#[test]
+fn bad_bytes_are_refused_in_kubes_words() {
+    let kapi = Kapi::start(Backend::Embedded);
+    let post = |body: Vec<u8>, query: &str| {
+        send(
+            &kapi,
+            "POST",
+            &format!("{CONFIGMAPS}{query}"),
+            PROTOBUF,
+            "application/json",
+            Some(body),
+        )
+    };
+    let message = |a: &Answer| a.json()["message"].as_str().unwrap_or_default().to_string();
+
+    // Not an envelope at all.
+    let a = post(b"{\"kind\":\"ConfigMap\"}".to_vec(), "");
+    assert_eq!(a.code, 400);
+    assert_eq!(
+        message(&a),
+        "the object provided is unrecognized (must be of type ConfigMap): provided data does not appear to be a protobuf message, expected prefix [107 56 115 0] ({\"kind\":\"ConfigMap\"})"
+    );
+
+    // Truncated: the envelope cut inside the object.
+    let whole = enveloped(&configmap("t"));
+    let a = post(whole[..whole.len() - 12].to_vec(), "");
+    assert_eq!(a.code, 400, "{}", message(&a));
+    // kube quotes the start of a body it cannot read, in hex when it is not JSON.
+    assert!(
+        message(&a).starts_with(
+            "the object provided is unrecognized (must be of type ConfigMap): unexpected EOF (6b387300"
+        ),
+        "{}",
+        message(&a)
+    );
+
+    // The object cut inside its own message: kube's decode error, named by kind.
+    let mut raw = Vec::new();
+    encode::encode(
+        &CATALOG,
+        CATALOG.kind("", "v1", "ConfigMap").unwrap(),
+        configmap("t").as_object().unwrap(),
+        &mut raw,
+    )
+    .unwrap();
+    let mut cut = Vec::new();
+    envelope::wrap("v1", "ConfigMap", &raw[..raw.len() - 2], &mut cut);
+    let a = post(cut, "");
+    assert_eq!(
+        message(&a),
+        "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: unexpected EOF"
+    );
+
+    // Another kind: refused as kube refuses it.
+    let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}});
+    let a = post(enveloped(&secret), "");
+    assert_eq!(a.code, 400);
+    assert!(
+        message(&a).starts_with("Secret in version \"v1\" cannot be handled as a ConfigMap"),
+        "{}",
+        message(&a)
+    );
+
+    // A field number ConfigMap lacks: a warning by default, refused under Strict.
+    let mut raw = Vec::new();
+    encode::encode(
+        &CATALOG,
+        CATALOG.kind("", "v1", "ConfigMap").unwrap(),
+        configmap("u").as_object().unwrap(),
+        &mut raw,
+    )
+    .unwrap();
+    raw.extend_from_slice(&[0xf8, 0x06, 0x07]); // field 111, varint 7
+    let mut body = Vec::new();
+    envelope::wrap("v1", "ConfigMap", &raw, &mut body);
+    let a = post(body.clone(), "?fieldValidation=Strict");
+    assert_eq!(a.code, 400);
+    assert_eq!(
+        message(&a),
+        "strict decoding error: unknown field number 111"
+    );
+    let a = post(body, "");
+    assert_eq!(a.code, 201, "{}", message(&a));
+    assert!(
+        a.warnings
+            .iter()
+            .any(|w| w.contains("unknown field number 111")),
+        "{:?}",
+        a.warnings
+    );
+
+    // A varint of a megabyte, and messages nested past any real object.
+    let mut raw = vec![0x08];
+    raw.extend(std::iter::repeat_n(0xff, 1 << 20));
+    let mut body = Vec::new();
+    envelope::wrap("v1", "ConfigMap", &raw, &mut body);
+    let a = post(body, "");
+    assert_eq!(
+        message(&a),
+        "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: proto: integer overflow"
+    );
+    // A CRD whose schema nests `not` (JSONSchemaProps field 28) 200 deep: spec (2) →
+    // versions (7) → schema (4) → openAPIV3Schema (1) → not → not → …
+    let nest = |key: &[u8], inner: Vec<u8>| {
+        let mut out = key.to_vec();
+        prost_len(inner.len(), &mut out);
+        out.extend(inner);
+        out
+    };
+    let mut schema = Vec::new();
+    for _ in 0..200 {
+        schema = nest(&[0xe2, 0x01], schema);
+    }
+    let raw = nest(&[0x12], nest(&[0x3a], nest(&[0x22], nest(&[0x0a], schema))));
+    let mut body = Vec::new();
+    envelope::wrap(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        &raw,
+        &mut body,
+    );
+    let a = send(
+        &kapi,
+        "POST",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        PROTOBUF,
+        "application/json",
+        Some(body),
+    );
+    assert_eq!(a.code, 400);
+    assert_eq!(
+        message(&a),
+        "CustomResourceDefinition in version \"v1\" cannot be handled as a CustomResourceDefinition: exceeded max depth of 128 nested messages"
+    );
+    // The server is still there.
+    assert_eq!(
+        send(&kapi, "GET", CONFIGMAPS, "", TYPED_ACCEPT, None).code,
+        200
+    );
+}
+
+fn prost_len(n: usize, out: &mut Vec<u8>) {
+    let mut n = n as u64;
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
