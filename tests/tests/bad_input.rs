@@ -2867,7 +2867,7 @@ fn request_options(t: &mut Table, cm: &str, w: &str) {
     for accept in [
         "text/html",
         "application/xml",
-        "application/vnd.kubernetes.protobuf;q=1,text/plain",
+        "application/cbor;q=1,text/plain",
     ] {
         t.row(
             &format!("create: Accept {accept}"),

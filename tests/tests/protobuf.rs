@@ -194,6 +194,62 @@ fn a_built_in_kind_goes_in_and_out_in_protobuf() {
         assert_eq!(read(event.object)["data"]["k"], "w");
         assert!(rest.is_empty(), "one event");
 
+        // The scale subresource: autoscaling/v1 Scale, read and written in protobuf.
+        let deployments = "/apis/apps/v1/namespaces/default/deployments";
+        let web = json!({
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+            "spec": {
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "c", "image": "nginx"}]}
+                }
+            }
+        });
+        let made = send(
+            kapi,
+            "POST",
+            deployments,
+            PROTOBUF,
+            TYPED_ACCEPT,
+            Some(enveloped(&web)),
+        );
+        assert_eq!(made.code, 201, "{}", String::from_utf8_lossy(&made.body));
+        assert_eq!(read(&made.body)["spec"]["replicas"], 1, "defaulted");
+        let scale_path = format!("{deployments}/web/scale");
+        let scale = send(kapi, "GET", &scale_path, "", TYPED_ACCEPT, None);
+        assert_eq!(scale.content_type, PROTOBUF);
+        let mut scale = read(&scale.body);
+        assert_eq!(scale["kind"], "Scale");
+        scale["spec"]["replicas"] = json!(0);
+        let scaled = send(
+            kapi,
+            "PUT",
+            &scale_path,
+            PROTOBUF,
+            TYPED_ACCEPT,
+            Some(enveloped(&scale)),
+        );
+        assert_eq!(
+            scaled.code,
+            200,
+            "{}",
+            String::from_utf8_lossy(&scaled.body)
+        );
+        let got = send(
+            kapi,
+            "GET",
+            &format!("{deployments}/web"),
+            "",
+            "application/json",
+            None,
+        );
+        assert_eq!(
+            got.json()["spec"]["replicas"],
+            0,
+            "an explicit 0 through protobuf"
+        );
+
         // A delete with protobuf DeleteOptions (a precondition that does not hold).
         let opts = json!({"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": "not-it"}});
         let refused = send(

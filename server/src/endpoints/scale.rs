@@ -5,7 +5,7 @@ use http::{Request, Response, StatusCode, header};
 use kapi_core::ScaleInfo;
 use serde_json::{Value, json};
 
-use super::negotiation::decode_body;
+use super::negotiation::{Output, Wire, decode_body, is_protobuf};
 use super::patch::PatchType;
 use super::path::ResourcePath;
 use super::query::Query;
@@ -91,7 +91,7 @@ type ScaleChange = Box<dyn Fn(&Value) -> Result<Value, ApiError> + Send>;
 
 /// Serves `.../{name}/scale`.
 pub async fn handle<B>(
-    _api: &Api,
+    api: &Api,
     store: &std::sync::Arc<Store>,
     req: Request<B>,
     namespace: Option<&str>,
@@ -117,16 +117,30 @@ where
         _ => query.write_options("UpdateOptions")?,
     };
     let opts = super::with_admission(opts, &req);
+    // `autoscaling/v1` `Scale` is a built-in kind, in protobuf too, whatever is scaled.
+    let scale_message = api.protobuf.kind("autoscaling", "v1", "Scale");
+    let wire = scale_message.map(|_| Wire(api.protobuf));
+    let output = super::output_of(&req, wire)?;
     let new_scale: ScaleChange = match verb {
         "get" => {
             let obj = store
                 .get(namespace, &name, kapi_storage::ReadAt::Latest)
                 .await?;
-            return Ok(json_response(StatusCode::OK, &scale_of(&obj, &scale)));
+            return answer(output, &scale_of(&obj, &scale));
         }
         "update" => {
+            let protobuf = req
+                .headers()
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(is_protobuf);
             let bytes = read_body(req.into_body()).await?;
-            let body = decode_body("application/json", &bytes)?.value;
+            let body = match scale_message {
+                Some(message) if protobuf => {
+                    super::protobuf::decode_body(api.protobuf, &bytes, message, "Scale")?.value
+                }
+                _ => decode_body("application/json", &bytes)?.value,
+            };
             Box::new(move |_current: &Value| Ok(body.clone()))
         }
         "patch" => {
@@ -172,5 +186,17 @@ where
             Ok(obj)
         })
         .await?;
-    Ok(json_response(StatusCode::OK, &scale_of(&obj, &scale)))
+    answer(output, &scale_of(&obj, &scale))
+}
+
+/// A 200 with the `Scale`, in protobuf when the client asked for it.
+fn answer(output: Output, scale: &Value) -> Result<Response<Body>, ApiError> {
+    match output {
+        Output::Protobuf(wire) => Ok(super::document(
+            StatusCode::OK,
+            super::protobuf::MEDIA_TYPE,
+            super::protobuf::encode_known(wire.0, scale)?,
+        )),
+        _ => Ok(json_response(StatusCode::OK, scale)),
+    }
 }
