@@ -250,6 +250,44 @@ fn a_built_in_kind_goes_in_and_out_in_protobuf() {
             "an explicit 0 through protobuf"
         );
 
+        // A subresource's body in protobuf, as the scheduler posts it: a Binding.
+        let pods = "/api/v1/namespaces/default/pods";
+        let pod = json!({
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "c", "image": "nginx"}]}
+        });
+        let made = send(
+            kapi,
+            "POST",
+            pods,
+            PROTOBUF,
+            TYPED_ACCEPT,
+            Some(enveloped(&pod)),
+        );
+        assert_eq!(made.code, 201, "{}", String::from_utf8_lossy(&made.body));
+        let binding = json!({
+            "apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": "n1"}
+        });
+        let bound = send(
+            kapi,
+            "POST",
+            &format!("{pods}/p/binding"),
+            PROTOBUF,
+            TYPED_ACCEPT,
+            Some(enveloped(&binding)),
+        );
+        assert_eq!(bound.code, 201, "{}", String::from_utf8_lossy(&bound.body));
+        let got = send(
+            kapi,
+            "GET",
+            &format!("{pods}/p"),
+            "",
+            "application/json",
+            None,
+        );
+        assert_eq!(got.json()["spec"]["nodeName"], "n1");
+
         // A delete with protobuf DeleteOptions (a precondition that does not hold).
         let opts = json!({"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": "not-it"}});
         let refused = send(

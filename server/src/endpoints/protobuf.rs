@@ -84,6 +84,26 @@ pub fn decode_body(
     })
 }
 
+/// Decodes an enveloped body of whatever catalogued kind its envelope names (a
+/// subresource's `Binding` or `Eviction`).
+pub fn decode_enveloped(catalog: &Catalog, body: &[u8]) -> Result<DecodedBody, ApiError> {
+    let unrecognized = |why: &dyn std::fmt::Display| {
+        ApiError::bad_request(format!(
+            "the object provided is unrecognized: {why} ({})",
+            super::negotiation::summarize(body)
+        ))
+    };
+    let env = envelope::unwrap(body).map_err(|e| unrecognized(&e))?;
+    let (group, version) = split_api_version(env.api_version);
+    let message = catalog.kind(group, version, env.kind).ok_or_else(|| {
+        unrecognized(&format!(
+            "no kind {:?} is registered for version {:?}",
+            env.kind, env.api_version
+        ))
+    })?;
+    decode_body(catalog, body, message, env.kind)
+}
+
 /// Encodes an object (or list) the server answers with: its `apiVersion` and `kind`
 /// name the message. `None` when the catalog has no message for it.
 pub fn encode_value(catalog: &Catalog, value: &Value) -> Option<Result<Vec<u8>, ApiError>> {

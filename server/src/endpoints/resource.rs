@@ -83,7 +83,7 @@ where
         Some(s) => match info.subresources.extra.iter().find(|e| e.name == s) {
             Some(extra) if extra.verbs.iter().any(|v| v == verb) => {
                 if verb == "create" {
-                    return create_on_subresource(&store, req, namespace, r, s, &query).await;
+                    return create_on_subresource(api, &store, req, namespace, r, s, &query).await;
                 }
                 Some(Subresource::Extra(extra.name.clone()))
             }
@@ -256,6 +256,7 @@ where
 /// `POST .../{name}/{subresource}` (`pods/binding`): the hooks apply the posted object;
 /// the answer is a `Status` of success, as kube-apiserver gives for a binding.
 async fn create_on_subresource<B>(
+    api: &Api,
     store: &Arc<Store>,
     req: Request<B>,
     namespace: Option<&str>,
@@ -268,7 +269,8 @@ where
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let opts = super::with_admission(query.write_options("CreateOptions")?, &req);
-    let (body, _) = decoded(req, &opts, None, None).await?;
+    let wire = Some(negotiation::Wire(api.protobuf));
+    let (body, _) = decoded(req, &opts, None, wire).await?;
     let name = r.name.clone().unwrap_or_default();
     store
         .create_on_subresource(namespace, &name, sub, &body, &opts)
@@ -339,10 +341,12 @@ where
 {
     let content_type = content_type(&req);
     let essence = negotiation::essence(&content_type);
+    // A subresource's body (a Binding, an Eviction) is whatever kind its envelope says.
     let protobuf = match (info, wire) {
         (Some(info), Some(wire)) if negotiation::is_protobuf(&content_type) => {
-            super::protobuf::message_of(wire.0, info, false).map(|m| (info, wire, m))
+            super::protobuf::message_of(wire.0, info, false).map(|m| (Some(info), wire, Some(m)))
         }
+        (None, Some(wire)) if negotiation::is_protobuf(&content_type) => Some((None, wire, None)),
         _ => None,
     };
     if protobuf.is_none()
@@ -358,7 +362,12 @@ where
     }
     let bytes = read_body(req.into_body()).await?;
     if let Some((info, wire, message)) = protobuf {
-        let body = super::protobuf::decode_body(wire.0, &bytes, message, &info.kind)?;
+        let body = match (info, message) {
+            (Some(info), Some(message)) => {
+                super::protobuf::decode_body(wire.0, &bytes, message, &info.kind)?
+            }
+            _ => super::protobuf::decode_enveloped(wire.0, &bytes)?,
+        };
         let messages: Vec<String> = body.unknown.iter().map(ToString::to_string).collect();
         return field_validation(opts, body.value, messages);
     }
