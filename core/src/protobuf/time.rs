@@ -1,6 +1,11 @@
 //! Kubernetes' JSON forms of `Time`, `MicroTime` and `Duration`.
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Datelike, SecondsFormat, Utc};
+
+/// A time JSON can hold: Go's `Time.MarshalJSON` refuses years outside 0–9999.
+fn in_range(t: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    (0..=9999).contains(&t.year()).then_some(t)
+}
 
 /// `seconds`/`nanos` of an RFC 3339 timestamp.
 pub fn parse_timestamp(s: &str) -> Option<(i64, i32)> {
@@ -10,14 +15,17 @@ pub fn parse_timestamp(s: &str) -> Option<(i64, i32)> {
 
 /// `seconds`/`nanos` as `Time` writes them: RFC 3339 in UTC, whole seconds.
 pub fn format_time(seconds: i64) -> Option<String> {
-    let t = DateTime::<Utc>::from_timestamp(seconds, 0)?;
+    let t = in_range(DateTime::<Utc>::from_timestamp(seconds, 0)?)?;
     Some(t.to_rfc3339_opts(SecondsFormat::Secs, true))
 }
 
 /// `seconds`/`nanos` as `MicroTime` writes them: RFC 3339 in UTC with six fraction digits.
 pub fn format_micro_time(seconds: i64, nanos: i32) -> Option<String> {
     let nanos = u32::try_from(nanos).ok()?;
-    let t = DateTime::<Utc>::from_timestamp(seconds, nanos - nanos % 1000)?;
+    let t = in_range(DateTime::<Utc>::from_timestamp(
+        seconds,
+        nanos - nanos % 1000,
+    )?)?;
     Some(t.to_rfc3339_opts(SecondsFormat::Micros, true))
 }
 
@@ -141,6 +149,9 @@ mod tests {
             format_micro_time(1_714_979_289, 123_456_789).unwrap(),
             "2024-05-06T07:08:09.123456Z"
         );
+        // Years JSON cannot write are refused, not written unreadably (`+47700-…`).
+        assert_eq!(format_time(1_443_000_000_000), None);
+        assert_eq!(format_micro_time(-62_200_000_000, 0), None);
         assert_eq!(
             parse_timestamp("2024-05-06T09:08:09.5+02:00"),
             Some((1_714_979_289, 500_000_000))
