@@ -700,7 +700,7 @@ impl Import {
         let mut summary = WriteSummary::default();
         let mut existing = BTreeSet::new();
         if out.exists() {
-            list_yaml(out, &mut existing)?;
+            list_files(out, "yaml", &mut existing)?;
         }
         for (rel, file) in &self.files {
             let path = out.join(rel);
@@ -737,7 +737,8 @@ impl Import {
     }
 }
 
-fn list_yaml(dir: &Path, out: &mut BTreeSet<PathBuf>) -> Result<(), ImportError> {
+/// Every file under `dir` (recursively) whose extension is `extension`.
+fn list_files(dir: &Path, extension: &str, out: &mut BTreeSet<PathBuf>) -> Result<(), ImportError> {
     let io = |source| ImportError::Io {
         path: dir.to_path_buf(),
         source,
@@ -745,8 +746,8 @@ fn list_yaml(dir: &Path, out: &mut BTreeSet<PathBuf>) -> Result<(), ImportError>
     for entry in std::fs::read_dir(dir).map_err(io)? {
         let path = entry.map_err(io)?.path();
         if path.is_dir() {
-            list_yaml(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "yaml") {
+            list_files(&path, extension, out)?;
+        } else if path.extension().is_some_and(|e| e == extension) {
             out.insert(path);
         }
     }

@@ -373,9 +373,12 @@ fn type_name(f: &FieldDescriptor, message: &str) -> Result<String, String> {
 
 /// Compiles every `.proto` file under `dir`, importing from `dir`.
 fn compile(dir: &Path) -> Result<DescriptorPool, ImportError> {
-    let mut files = Vec::new();
-    walk(dir, dir, &mut files)?;
-    files.sort();
+    let mut found = BTreeSet::new();
+    super::list_files(dir, "proto", &mut found)?;
+    let files: Vec<PathBuf> = found
+        .iter()
+        .map(|p| p.strip_prefix(dir).unwrap_or(p).to_path_buf())
+        .collect();
     let err = |e: protox::Error| ImportError::Invalid {
         file: dir.to_path_buf(),
         message: e.to_string(),
@@ -384,22 +387,6 @@ fn compile(dir: &Path) -> Result<DescriptorPool, ImportError> {
     compiler.include_imports(true);
     compiler.open_files(&files).map_err(err)?;
     Ok(compiler.descriptor_pool())
-}
-
-fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ImportError> {
-    let io = |source| ImportError::Io {
-        path: dir.to_path_buf(),
-        source,
-    };
-    for entry in std::fs::read_dir(dir).map_err(io)? {
-        let path = entry.map_err(io)?.path();
-        if path.is_dir() {
-            walk(root, &path, out)?;
-        } else if path.extension().is_some_and(|e| e == "proto") {
-            out.push(path.strip_prefix(root).unwrap_or(&path).to_path_buf());
-        }
-    }
-    Ok(())
 }
 
 /// Reads the facts file: `message: {zero: [...], inline: [...], json: {proto: json}}`.
