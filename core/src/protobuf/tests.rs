@@ -1,7 +1,7 @@
 //! The transcoder on a small catalog written by hand; the imported catalog of every
 //! built-in kind is checked against an independent encoder in the server's tests.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::*;
 
@@ -24,7 +24,7 @@ const fn field(
 use FieldType::{Bool, Bytes, Int32, Int64, Message as M, String as S};
 use Label::{Inline, Map as Mp, Optional as O, Repeated as R};
 
-static MESSAGES: [Message; 9] = [
+static MESSAGES: [Message; 10] = [
     // 0
     Message {
         name: "test.Thing",
@@ -111,6 +111,15 @@ static MESSAGES: [Message; 9] = [
         shape: Shape::RawJson,
         fields: &[field("raw", 1, Bytes, O, true)],
     },
+    // 9
+    Message {
+        name: "test.ThingList",
+        shape: Shape::Object,
+        fields: &[
+            field("metadata", 1, M(1), O, false),
+            field("items", 2, M(0), R, false),
+        ],
+    },
 ];
 
 static CATALOG: Catalog = Catalog {
@@ -167,6 +176,68 @@ fn objects_go_to_protobuf_and_back_unchanged() {
     assert_eq!(encode(&obj), bytes);
     let int_port = json!({"spec": {"port": 8080}});
     assert_eq!(Value::Object(decode(&encode(&int_port)).object), int_port);
+}
+
+#[test]
+fn a_list_of_encoded_items_is_the_whole_list_encoded() {
+    let items: Vec<Value> = (0..3)
+        .map(|i| json!({"metadata": {"name": format!("t{i}")}, "data": {"k": "v".repeat(100 * i)}}))
+        .collect();
+    let metadata = json!({"name": "list"});
+    let list = json!({"metadata": metadata, "items": items});
+    let message = &MESSAGES[9];
+    let mut whole = Vec::new();
+    let mark = envelope::begin_wrap("test/v1", "ThingList", &mut whole);
+    encode::encode(&CATALOG, message, list.as_object().unwrap(), &mut whole).unwrap();
+    envelope::end_wrap(&mut whole, mark);
+
+    let encoded: Vec<Vec<u8>> = items.iter().map(encode).collect();
+    let fields = json!({"metadata": metadata});
+    let mut parts = Vec::new();
+    let shaped = encode::enveloped_list(
+        &CATALOG,
+        message,
+        ("test/v1", "ThingList"),
+        fields.as_object().unwrap(),
+        &encoded,
+        &mut parts,
+    )
+    .unwrap();
+    assert!(shaped);
+    assert_eq!(parts, whole);
+    // A message whose last field is not its items is not assembled.
+    let mut out = Vec::new();
+    assert!(
+        !encode::enveloped_list(
+            &CATALOG,
+            thing(),
+            ("test/v1", "Thing"),
+            &Map::new(),
+            &encoded,
+            &mut out
+        )
+        .unwrap()
+    );
+    assert!(out.is_empty());
+}
+
+/// Embedded JSON is parsed and written again on every trip: a float must come back
+/// as the same number (these four each changed by one ULP before serde_json's
+/// `float_roundtrip`; the fuzz target found the first such input).
+#[test]
+fn floats_in_embedded_json_survive_round_trips() {
+    for f in [
+        1.0715660391465826e-75,
+        -1.81996730402717e-179,
+        -1.603964615428183e+143,
+        -9.643915712060552e-234,
+    ] {
+        let obj = json!({"spec": {"raw": {"f": f}}});
+        let once = Value::Object(decode(&encode(&obj)).object);
+        let twice = Value::Object(decode(&encode(&once)).object);
+        assert_eq!(once, obj);
+        assert_eq!(twice, obj);
+    }
 }
 
 #[test]
