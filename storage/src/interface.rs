@@ -47,6 +47,47 @@ pub struct KeyValue {
     pub create_revision: Revision,
     /// Revision of the key's last write.
     pub mod_revision: Revision,
+    /// Where encodings of this state of the key may be memoised: the watch cache's
+    /// objects carry one, shared by every read of the same state; values read from a
+    /// backend carry none. Never part of equality.
+    pub memo: ValueMemo,
+}
+
+/// The [`Encodings`] a [`KeyValue`] may carry: kept by the watch cache beside each
+/// object, so that every read of one state of a key shares what consumers made of it
+/// (a protobuf list need not re-encode unchanged objects). Unlike an event's, these are
+/// not billed to the cache's window: they live as long as the object's state does,
+/// and are made only for formats that are asked for.
+#[derive(Clone, Default)]
+pub struct ValueMemo(Option<Encodings>);
+
+impl ValueMemo {
+    /// A memo of its own, empty.
+    pub fn new() -> Self {
+        Self(Some(Encodings::default()))
+    }
+
+    /// The memo, if this value has one.
+    pub fn encodings(&self) -> Option<&Encodings> {
+        self.0.as_ref()
+    }
+}
+
+impl PartialEq for ValueMemo {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for ValueMemo {}
+
+impl std::fmt::Debug for ValueMemo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Some(encodings) => encodings.fmt(f),
+            None => f.write_str("no memo"),
+        }
+    }
 }
 
 /// Which state a read must observe, as `resourceVersion` + `resourceVersionMatch` say it
@@ -200,13 +241,33 @@ impl Encodings {
         }
         let bytes = encode();
         entries.push((key, bytes.clone()));
-        let size = bytes.len() + MEMO_ENTRY_OVERHEAD;
+        self.charge(bytes.len() + MEMO_ENTRY_OVERHEAD);
+        bytes
+    }
+
+    /// [`Encodings::get_or_insert_with`] for an encoding that can fail: a failure is
+    /// returned and nothing is memoised.
+    pub fn try_get_or_insert_with<E>(
+        &self,
+        key: u64,
+        encode: impl FnOnce() -> std::result::Result<Bytes, E>,
+    ) -> std::result::Result<Bytes, E> {
+        let mut entries = lock(&self.0.entries);
+        if let Some((_, bytes)) = entries.iter().find(|(k, _)| *k == key) {
+            return Ok(bytes.clone());
+        }
+        let bytes = encode()?;
+        entries.push((key, bytes.clone()));
+        self.charge(bytes.len() + MEMO_ENTRY_OVERHEAD);
+        Ok(bytes)
+    }
+
+    fn charge(&self, size: usize) {
         let mut billing = lock(&self.0.billing);
         billing.bytes += size;
         if let Some(meter) = &billing.meter {
             meter.charge(size);
         }
-        bytes
     }
 
     /// How many encodings are memoised.

@@ -32,6 +32,6 @@ pub use error::StorageError;
 pub use etcd::{EtcdConfig, EtcdStorage};
 pub use interface::{
     Deleted, Encodings, Event, EventKind, KeyValue, ListRequest, ListResponse, ReadAt, Result,
-    Revision, Storage, Update, UpdateAttempts, UpdateError, Updated, WatchItem, WatchStream,
-    guaranteed_update, guaranteed_update_with_ttl,
+    Revision, Storage, Update, UpdateAttempts, UpdateError, Updated, ValueMemo, WatchItem,
+    WatchStream, guaranteed_update, guaranteed_update_with_ttl,
 };

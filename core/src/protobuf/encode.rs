@@ -33,6 +33,43 @@ pub fn encode(
         .map_err(|e| e.error())
 }
 
+/// Appends the enveloped list `message` (a `{Kind}List`, `items` its last field) whose
+/// items are messages encoded already: the same bytes as the whole list encoded and
+/// enveloped, without encoding the items again, and without moving the large body
+/// once it is written. `fields` are the list's other fields (`metadata`). Returns
+/// `false`, writing nothing, when `message` is not a list of that shape.
+pub fn enveloped_list<I: AsRef<[u8]>>(
+    catalog: &Catalog,
+    message: &Message,
+    (api_version, kind): (&str, &str),
+    fields: &Map<String, Value>,
+    items: &[I],
+    out: &mut Vec<u8>,
+) -> std::result::Result<bool, EncodeError> {
+    let Some(items_field) = message
+        .fields
+        .last()
+        .filter(|f| f.json == "items" && f.label == Label::Repeated)
+    else {
+        return Ok(false);
+    };
+    let mut head = Vec::with_capacity(64);
+    encode(catalog, message, fields, &mut head)?;
+    let raw_len = head.len()
+        + items
+            .iter()
+            .map(|item| wire::bytes_field_len(items_field.number, item.as_ref().len()))
+            .sum::<usize>();
+    out.reserve(raw_len + 64);
+    super::envelope::begin_wrap_sized(api_version, kind, raw_len, out);
+    out.extend_from_slice(&head);
+    for item in items {
+        bytes_field(out, items_field.number, item.as_ref());
+    }
+    super::envelope::end_wrap_sized(out);
+    Ok(true)
+}
+
 /// An error on its way up, collecting the path as it goes.
 struct Failure {
     path: Vec<String>,

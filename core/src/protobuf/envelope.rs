@@ -9,7 +9,7 @@
 //! numbers are the serializer's own format (`runtime/generated.proto`,
 //! `meta/v1/generated.proto`), fixed since Kubernetes 1.3.
 
-use super::wire::{Reader, Value, begin_nested, bytes_field, end_nested};
+use super::wire::{Reader, Value, begin_nested, bytes_field, bytes_field_head, end_nested};
 
 /// The magic bytes before every Kubernetes protobuf body.
 pub const MAGIC: &[u8; 4] = b"k8s\0";
@@ -56,6 +56,25 @@ pub fn wrap(api_version: &str, kind: &str, raw: &[u8], out: &mut Vec<u8>) {
     bytes_field(out, 4, b"");
 }
 
+/// Starts an envelope whose object message, `raw_len` bytes long, the caller writes
+/// next; [`end_wrap_sized`] finishes it. For a message assembled from parts whose sizes
+/// are known (a list of memoised items): nothing moves afterwards.
+pub fn begin_wrap_sized(api_version: &str, kind: &str, raw_len: usize, out: &mut Vec<u8>) {
+    out.extend_from_slice(MAGIC);
+    let mark = begin_nested(out, 1);
+    bytes_field(out, 1, api_version.as_bytes());
+    bytes_field(out, 2, kind.as_bytes());
+    end_nested(out, mark);
+    bytes_field_head(out, 2, raw_len);
+}
+
+/// Finishes the envelope [`begin_wrap_sized`] started, once its `raw_len` bytes are
+/// written.
+pub fn end_wrap_sized(out: &mut Vec<u8>) {
+    bytes_field(out, 3, b"");
+    bytes_field(out, 4, b"");
+}
+
 /// Starts an envelope whose object message is written next, straight into `out`;
 /// [`end_wrap`] finishes it. Saves copying a large list once.
 pub fn begin_wrap(api_version: &str, kind: &str, out: &mut Vec<u8>) -> usize {
@@ -70,8 +89,7 @@ pub fn begin_wrap(api_version: &str, kind: &str, out: &mut Vec<u8>) -> usize {
 /// Ends the envelope [`begin_wrap`] started.
 pub fn end_wrap(out: &mut Vec<u8>, mark: usize) {
     end_nested(out, mark);
-    bytes_field(out, 3, b"");
-    bytes_field(out, 4, b"");
+    end_wrap_sized(out);
 }
 
 /// Reads an enveloped body.

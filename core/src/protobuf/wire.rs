@@ -25,9 +25,21 @@ pub fn varint_field(out: &mut Vec<u8>, number: u32, value: u64) {
 
 /// Writes a length-delimited field.
 pub fn bytes_field(out: &mut Vec<u8>, number: u32, value: &[u8]) {
-    key(out, number, LEN);
-    encode_varint(value.len() as u64, out);
+    bytes_field_head(out, number, value.len());
     out.extend_from_slice(value);
+}
+
+/// Writes the key and length of a length-delimited field of `len` bytes, which the
+/// caller writes next.
+pub fn bytes_field_head(out: &mut Vec<u8>, number: u32, len: usize) {
+    key(out, number, LEN);
+    encode_varint(len as u64, out);
+}
+
+/// How many bytes a length-delimited field of `len` bytes takes, key and length
+/// included.
+pub fn bytes_field_len(number: u32, len: usize) -> usize {
+    prost::encoding::key_len(number) + prost::encoding::encoded_len_varint(len as u64) + len
 }
 
 /// Starts a length-delimited field whose bytes are written next; [`end_nested`] with the

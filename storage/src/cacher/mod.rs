@@ -5,7 +5,8 @@
 //! - **Feed** (`feed`): one list of the prefix at one revision, then one inner watch
 //!   from that revision, applied in order. A failed inner watch is resumed from the
 //!   cache's revision (the state stays valid); only `Expired` forces a re-list.
-//! - **State** (`state`): the current [`KeyValue`] of every key under the prefix and a
+//! - **State** (`state`): the current [`KeyValue`] of every key under the prefix (each
+//!   with a [`crate::ValueMemo`] that every read of that state shares) and a
 //!   window of the latest events, bounded by count ([`CacherConfig::event_window`]), by
 //!   bytes (the cacher's own [`CacherConfig::budget_bytes`] and a
 //!   [`WatchCacheBudget`] shared by all the cachers of a server), by age
@@ -105,7 +106,9 @@ pub const DEFAULT_EVENT_HORIZON: Duration = Duration::from_secs(75);
 /// An event is charged for its key, value and previous value, a fixed overhead of a
 /// few hundred bytes, and every encoding memoised on it ([`crate::Encodings`]), billed
 /// as it is made. The current objects themselves (what lists are served from) are not
-/// counted: the cache must hold them whatever the budget.
+/// counted: the cache must hold them whatever the budget; nor are the encodings readers
+/// memoise beside each of them ([`crate::ValueMemo`]), which live as long as the
+/// object's state and exist only for the formats that were asked for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CacherConfig {
     /// The most events under the prefix the window keeps. Default: 1024.

@@ -18,7 +18,9 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::budget::{Account, event_bytes};
-use crate::interface::{Event, EventKind, KeyValue, ListRequest, ListResponse, Meter, Revision};
+use crate::interface::{
+    Event, EventKind, KeyValue, ListRequest, ListResponse, Meter, Revision, ValueMemo,
+};
 
 /// The bounds of the window other than bytes (those are the [`Account`]'s).
 #[derive(Clone, Copy, Debug)]
@@ -62,6 +64,8 @@ struct Cached {
     value: bytes::Bytes,
     create_revision: Revision,
     mod_revision: Revision,
+    /// What readers made of this state, shared by every read of it.
+    memo: ValueMemo,
 }
 
 impl Cached {
@@ -71,6 +75,7 @@ impl Cached {
             value: self.value.clone(),
             create_revision: self.create_revision,
             mod_revision: self.mod_revision,
+            memo: self.memo.clone(),
         }
     }
 }
@@ -211,6 +216,7 @@ impl State {
                     value: kv.value,
                     create_revision: kv.create_revision,
                     mod_revision: kv.mod_revision,
+                    memo: ValueMemo::new(),
                 };
                 (kv.key, cached)
             })
@@ -245,6 +251,7 @@ impl State {
                         value: event.value.clone(),
                         create_revision,
                         mod_revision: event.revision,
+                        memo: ValueMemo::new(),
                     },
                 );
             }
@@ -451,6 +458,7 @@ mod tests {
             value: Bytes::new(),
             create_revision: 1,
             mod_revision: 1,
+            memo: ValueMemo::default(),
         };
         state.reset(
             ["/p/a", "/p/a/1", "/p/a/2", "/p/ab/1", "/p/b/1", "/q/1"]

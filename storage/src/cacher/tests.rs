@@ -324,3 +324,65 @@ fn a_watcher_that_stops_reading_is_cut_off_by_the_bytes_it_holds() {
         cacher.close().await.unwrap();
     });
 }
+
+/// Every read of one state of a key from the cache shares one memo (what one list
+/// encoded, the next list and a get find); a new state starts with an empty one, and
+/// reads from the inner storage carry none.
+#[test]
+fn reads_of_one_state_share_its_memo_and_a_new_state_starts_empty() {
+    run(async {
+        let (inner, _dir) = store();
+        let prefix = "/registry/memo/";
+        let created = inner
+            .create("/registry/memo/a", value(64, 0))
+            .await
+            .unwrap();
+        assert!(
+            created.memo.encodings().is_none(),
+            "a backend's value has no memo"
+        );
+        let cacher = ready(&inner, prefix, config()).await;
+        let list = |read_at| ListRequest {
+            prefix: prefix.to_string(),
+            read_at,
+            ..ListRequest::default()
+        };
+        let first = cacher.list(&list(ReadAt::Any)).await.unwrap();
+        let memo = first.items[0]
+            .memo
+            .encodings()
+            .expect("a cached value's memo");
+        memo.get_or_insert_with(7, || Bytes::from_static(b"encoded"));
+        let second = cacher.list(&list(ReadAt::Any)).await.unwrap();
+        let shared = second.items[0].memo.encodings().unwrap();
+        assert_eq!(shared.get_or_insert_with(7, || unreachable!()), "encoded");
+        let got = cacher
+            .get("/registry/memo/a", ReadAt::Any)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(got.memo.encodings().unwrap().len(), 1);
+        let latest = cacher.list(&list(ReadAt::Latest)).await.unwrap();
+        assert!(
+            latest.items[0].memo.encodings().is_none(),
+            "consistent reads go to the store"
+        );
+
+        let updated = cacher
+            .update("/registry/memo/a", value(64, 1), created.mod_revision)
+            .await
+            .unwrap();
+        caught_up(&cacher, updated.mod_revision).await;
+        let after = cacher.list(&list(ReadAt::Any)).await.unwrap();
+        assert_eq!(after.items[0].mod_revision, updated.mod_revision);
+        assert!(after.items[0].memo.encodings().unwrap().is_empty());
+        // A failed encoding is not memoised.
+        let memo = after.items[0].memo.encodings().unwrap();
+        assert_eq!(
+            memo.try_get_or_insert_with(1, || Err::<Bytes, _>("no")),
+            Err("no")
+        );
+        assert!(memo.is_empty());
+        cacher.close().await.unwrap();
+    });
+}

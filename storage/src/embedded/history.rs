@@ -86,6 +86,7 @@ impl Record {
                 key: key.clone(),
                 create_revision: reader.i64()?,
                 mod_revision: reader.i64()?,
+                memo: crate::ValueMemo::default(),
                 value: Bytes::copy_from_slice(reader.bytes()?),
             }),
         };
@@ -215,6 +216,7 @@ mod tests {
             value: Bytes::from_static(value),
             create_revision: create,
             mod_revision: modified,
+            memo: crate::ValueMemo::default(),
         }
     }
 

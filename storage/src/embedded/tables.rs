@@ -66,6 +66,7 @@ pub(super) fn decode_value(key: &str, bytes: &[u8]) -> Result<KeyValue, StorageE
         value: Bytes::copy_from_slice(value),
         create_revision: i64::from_le_bytes(create.try_into().expect("8 bytes")),
         mod_revision: i64::from_le_bytes(modified.try_into().expect("8 bytes")),
+        memo: crate::ValueMemo::default(),
     })
 }
 

@@ -322,6 +322,7 @@ impl Tables<'_> {
                     value: value.clone(),
                     create_revision: revision,
                     mod_revision: revision,
+                    memo: crate::ValueMemo::default(),
                 };
                 let deadline = ttl.map(|ttl| deadline(applied.now, ttl));
                 self.record(applied, EventKind::Created, stored.clone(), None, deadline)?;
@@ -345,6 +346,7 @@ impl Tables<'_> {
                     value: value.clone(),
                     create_revision: current.create_revision,
                     mod_revision: applied.revision + 1,
+                    memo: crate::ValueMemo::default(),
                 };
                 let deadline = ttl.map(|ttl| deadline(applied.now, ttl));
                 self.record(

@@ -313,6 +313,7 @@ impl EtcdStorage {
             value,
             create_revision: revision,
             mod_revision: revision,
+            memo: crate::ValueMemo::default(),
         })
     }
 
@@ -354,6 +355,7 @@ impl EtcdStorage {
             value,
             create_revision,
             mod_revision: revision,
+            memo: crate::ValueMemo::default(),
         })
     }
 
@@ -534,6 +536,7 @@ fn convert(kv: &etcd_client::KeyValue) -> Result<KeyValue> {
         value: Bytes::copy_from_slice(kv.value()),
         create_revision: kv.create_revision(),
         mod_revision: kv.mod_revision(),
+        memo: crate::ValueMemo::default(),
     })
 }
 
