@@ -11,6 +11,9 @@ use kapi_core::ResourceInfo;
 use kapi_core::protobuf::{Catalog, Message, UnknownField, decode, encode, envelope};
 use serde_json::{Map, Value};
 
+use bytes::Bytes;
+
+use crate::registry::{ObjectList, StoredObject, memo_key};
 use crate::status::ApiError;
 
 pub use kapi_core::protobuf::envelope::{MEDIA_TYPE, WATCH_MEDIA_TYPE};
@@ -127,17 +130,100 @@ pub fn encode_value(catalog: &Catalog, value: &Value) -> Option<Result<Vec<u8>, 
 /// Encodes `value`, whose catalog message the caller knows exists.
 pub fn encode_known(catalog: &Catalog, value: &Value) -> Result<Vec<u8>, ApiError> {
     encode_value(catalog, value).unwrap_or_else(|| {
-        Err(ApiError::internal(
-            "encoding a response as protobuf",
-            &std::io::Error::other(format!(
-                "no protobuf message for {}",
-                value
-                    .get("kind")
-                    .and_then(Value::as_str)
-                    .unwrap_or("an object without kind")
-            )),
-        ))
+        let kind = value.get("kind").and_then(Value::as_str);
+        Err(uncatalogued(kind.unwrap_or("an object without kind")))
     })
+}
+
+/// A stored object as the protobuf body of a GET, in `info`'s version.
+pub fn encode_stored(
+    catalog: &Catalog,
+    info: &ResourceInfo,
+    stored: &StoredObject,
+) -> Result<Vec<u8>, ApiError> {
+    let message = message_of(catalog, info, false).ok_or_else(|| uncatalogued(&info.kind))?;
+    let api_version = info.api_version();
+    let raw = object_message(catalog, message, info, &api_version, stored, None)?;
+    let mut out = Vec::with_capacity(raw.len() + 64);
+    envelope::wrap(&api_version, &info.kind, &raw, &mut out);
+    Ok(out)
+}
+
+/// A page of a collection as the protobuf body of a LIST: its items' messages are
+/// each stored object's memoised one where the watch cache keeps a memo, so a list of
+/// unchanged objects is assembled, not encoded.
+pub fn encode_list(
+    catalog: &Catalog,
+    info: &ResourceInfo,
+    list: &ObjectList,
+) -> Result<Vec<u8>, ApiError> {
+    let list_message =
+        message_of(catalog, info, true).ok_or_else(|| uncatalogued(&info.list_kind))?;
+    let message = message_of(catalog, info, false).ok_or_else(|| uncatalogued(&info.kind))?;
+    let api_version = info.api_version();
+    let items = list
+        .items
+        .iter()
+        .map(|item| {
+            let decoded = item.decoded.as_ref();
+            object_message(catalog, message, info, &api_version, &item.stored, decoded)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut fields = Map::new();
+    fields.insert("metadata".into(), list.metadata.clone());
+    let mut out = Vec::new();
+    let kind = (api_version.as_str(), &*info.list_kind);
+    if encode::enveloped_list(catalog, list_message, kind, &fields, &items, &mut out)
+        .map_err(|e| ApiError::internal("encoding a list as protobuf", &e))?
+    {
+        return Ok(out);
+    }
+    encode_known(catalog, &list.clone().into_value(info)?)
+}
+
+/// A stored object's own message (no envelope) in `api_version`: memoised beside the
+/// watch cache's copy of the object when it has one, so each state of an object is
+/// encoded once however often it is read. `decoded` is the object if it was parsed
+/// already.
+fn object_message(
+    catalog: &Catalog,
+    message: &'static Message,
+    info: &ResourceInfo,
+    api_version: &str,
+    stored: &StoredObject,
+    decoded: Option<&Value>,
+) -> Result<Bytes, ApiError> {
+    let encode_it = || {
+        let parsed;
+        let object = match decoded {
+            Some(object) => object,
+            None => {
+                parsed = stored.decode(info)?;
+                &parsed
+            }
+        };
+        let map = object.as_object().ok_or_else(|| {
+            ApiError::internal(
+                "encoding an object as protobuf",
+                &std::io::Error::other("the stored value is not an object"),
+            )
+        })?;
+        let mut out = Vec::with_capacity(stored.value.len());
+        encode::encode(catalog, message, map, &mut out)
+            .map_err(|e| ApiError::internal("encoding an object as protobuf", &e))?;
+        Ok(Bytes::from(out))
+    };
+    match stored.memo.encodings() {
+        Some(memo) => memo.try_get_or_insert_with(memo_key("protobuf", api_version), encode_it),
+        None => encode_it(),
+    }
+}
+
+fn uncatalogued(kind: &str) -> ApiError {
+    ApiError::internal(
+        "encoding a response as protobuf",
+        &std::io::Error::other(format!("no protobuf message for {kind}")),
+    )
 }
 
 /// A `Status` (an error, or the result of a delete) as protobuf; `v1`'s `Status`

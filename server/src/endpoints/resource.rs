@@ -42,9 +42,25 @@ where
     B: hyper::body::Body<Data = bytes::Bytes> + Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    // An error answers in the format the object would have (kube's ErrorNegotiated):
+    // protobuf for a typed client of a built-in kind.
+    let wire = api
+        .registry
+        .get(&r.group, &r.version, &r.plural)
+        .and_then(|store| api.wire_for(store.info()));
+    let errors_in = match output_of(&req, wire) {
+        Ok(output @ Output::Protobuf(wire)) => Some((output, wire)),
+        _ => None,
+    };
     match serve(api, req, &r).await {
         Ok(res) => res,
-        Err(e) => error_response(&e),
+        Err(e) => {
+            let protobuf = errors_in.and_then(|(output, wire)| {
+                let body = super::protobuf::encode_status(wire.0, &e.to_status())?;
+                Some(document(e.code, negotiation::content_type(output), body))
+            });
+            protobuf.unwrap_or_else(|| error_response(&e))
+        }
     }
 }
 
@@ -113,8 +129,17 @@ where
                 )?),
             };
             let stored = store.get_stored(namespace, &name, read_at).await?;
-            if output == Output::Json {
-                return Ok(json_ok(stored.to_json(info)?));
+            match output {
+                Output::Json => return Ok(json_ok(stored.to_json(info)?)),
+                Output::Protobuf(wire) => {
+                    let body = super::protobuf::encode_stored(wire.0, info, &stored)?;
+                    return Ok(document(
+                        StatusCode::OK,
+                        negotiation::content_type(output),
+                        body,
+                    ));
+                }
+                _ => {}
             }
             respond(
                 &store,
@@ -128,8 +153,17 @@ where
         "list" => {
             let opts = query.list_options()?;
             let list = store.list_objects(namespace, &opts).await?;
-            if output == Output::Json {
-                return Ok(json_ok(list.to_json(info)?));
+            match output {
+                Output::Json => return Ok(json_ok(list.to_json(info)?)),
+                Output::Protobuf(wire) => {
+                    let body = super::protobuf::encode_list(wire.0, info, &list)?;
+                    return Ok(document(
+                        StatusCode::OK,
+                        negotiation::content_type(output),
+                        body,
+                    ));
+                }
+                _ => {}
             }
             respond(
                 &store,

@@ -9,7 +9,7 @@
 
 use bytes::{BufMut, Bytes, BytesMut};
 use kapi_core::ResourceInfo;
-use kapi_storage::KeyValue;
+use kapi_storage::{KeyValue, ValueMemo};
 use serde_json::Value;
 
 use crate::registry::object::set_meta;
@@ -58,6 +58,8 @@ pub struct StoredObject {
     pub value: Bytes,
     /// The object's `resourceVersion`.
     pub revision: i64,
+    /// Where its encodings are memoised, when it came from the watch cache.
+    pub memo: ValueMemo,
 }
 
 impl From<KeyValue> for StoredObject {
@@ -65,11 +67,21 @@ impl From<KeyValue> for StoredObject {
         Self {
             value: kv.value,
             revision: kv.mod_revision,
+            memo: kv.memo,
         }
     }
 }
 
 impl StoredObject {
+    /// `value` at `revision`, with nowhere to memoise its encodings.
+    pub fn new(value: Bytes, revision: i64) -> Self {
+        Self {
+            value,
+            revision,
+            memo: ValueMemo::default(),
+        }
+    }
+
     /// The object, as [`decode`] gives it.
     pub fn decode(&self, info: &ResourceInfo) -> Result<Value, ApiError> {
         decode(info, &self.value, self.revision)
@@ -104,14 +116,37 @@ impl StoredObject {
                 }
                 out.put_slice(rest);
             }
-            None => {
-                let obj = self.decode(info)?;
-                serde_json::to_writer(out.writer(), &obj)
-                    .map_err(|e| ApiError::internal("encoding an object", &e))?;
-            }
+            // Parsed and written again: once per state where the watch cache keeps a
+            // memo (a ConfigMap's `data` sorts before `kind`, so it never splices).
+            None => match self.memo.encodings() {
+                Some(memo) => {
+                    let json =
+                        memo.try_get_or_insert_with(memo_key("json", api_version), || {
+                            let obj = self.decode(info)?;
+                            serde_json::to_vec(&obj)
+                                .map(Bytes::from)
+                                .map_err(|e| ApiError::internal("encoding an object", &e))
+                        })?;
+                    out.put_slice(&json);
+                }
+                None => {
+                    let obj = self.decode(info)?;
+                    serde_json::to_writer(out.writer(), &obj)
+                        .map_err(|e| ApiError::internal("encoding an object", &e))?;
+                }
+            },
         }
         Ok(())
     }
+}
+
+/// Where a stored object's encoding in `format`, served as `api_version`, is memoised
+/// in its [`ValueMemo`].
+pub fn memo_key(format: &str, api_version: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    (format, api_version).hash(&mut hasher);
+    hasher.finish()
 }
 
 /// What follows `"metadata":{` when `stored` is in the form kapi writes for `kind`
@@ -143,10 +178,7 @@ mod tests {
     }
 
     fn spliced_equals_decoded(stored: &Value) {
-        let so = StoredObject {
-            value: encode(stored),
-            revision: 42,
-        };
+        let so = StoredObject::new(encode(stored), 42);
         let fast: Value = serde_json::from_slice(&so.to_json(&info()).unwrap()).unwrap();
         assert_eq!(fast, so.decode(&info()).unwrap());
         assert_eq!(fast["apiVersion"], "example.kapi.dev/v2");
@@ -158,10 +190,7 @@ mod tests {
         let full = json!({"apiVersion": "example.kapi.dev/v1", "kind": "Widget",
             "metadata": {"name": "a", "namespace": "ns", "labels": {"x": "y"}},
             "spec": {"color": "red", "resourceVersionish": 1}});
-        let fast = StoredObject {
-            value: encode(&full),
-            revision: 42,
-        };
+        let fast = StoredObject::new(encode(&full), 42);
         assert!(splice_point(&fast.value, "Widget").is_some());
         spliced_equals_decoded(&full);
         // Empty metadata: no comma after the inserted field.
@@ -176,20 +205,17 @@ mod tests {
             json!({"apiVersion": "x/v1", "kind": "Widget", "metadata": {},
                    "spec": {"ref": {"resourceVersion": "7"}}}),
         ] {
-            let so = StoredObject {
-                value: encode(&odd),
-                revision: 42,
-            };
+            let so = StoredObject::new(encode(&odd), 42);
             assert!(splice_point(&so.value, "Widget").is_none() || odd["kind"] == "Widget");
             spliced_equals_decoded(&odd);
         }
         // A stored resourceVersion is replaced, not duplicated.
-        let so = StoredObject {
-            value: Bytes::from_static(
+        let so = StoredObject::new(
+            Bytes::from_static(
                 br#"{"apiVersion":"x/v1","kind":"Widget","metadata":{"resourceVersion":"3"}}"#,
             ),
-            revision: 42,
-        };
+            42,
+        );
         let json = so.to_json(&info()).unwrap();
         assert_eq!(
             memchr::memmem::find_iter(&json, b"resourceVersion").count(),

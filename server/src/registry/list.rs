@@ -378,11 +378,11 @@ mod tests {
     fn json_lists_are_the_parsed_lists_serialized() {
         let info = crate::registry::test_support::widget_info("v1");
         let item = |name: &str, revision| ListItem {
-            stored: StoredObject {
-                value: super::super::codec::encode(&json!({"apiVersion": "example.kapi.dev/v1",
+            stored: StoredObject::new(
+                super::super::codec::encode(&json!({"apiVersion": "example.kapi.dev/v1",
                     "kind": "Widget", "metadata": {"name": name}, "spec": {"n": 1.5}})),
                 revision,
-            },
+            ),
             decoded: None,
         };
         for items in [vec![], vec![item("a", 3)], vec![item("a", 3), item("b", 4)]] {

@@ -21,7 +21,7 @@ use kapi_storage::cacher::DEFAULT_TOTAL_BUDGET_BYTES;
 use kapi_storage::{Cacher, CacherConfig, Storage, WatchCacheBudget};
 use tokio::sync::watch as signal;
 
-pub use codec::StoredObject;
+pub use codec::{StoredObject, memo_key};
 pub use lifecycle::{Lifecycle, LifecycleError};
 pub use list::{ListItem, ObjectList};
 pub use options::{

@@ -144,10 +144,7 @@ fn translate(
 ) -> Result<Option<StoredWatchEvent>, ApiError> {
     let stored = |value: &bytes::Bytes| {
         EventObject::Stored(
-            StoredObject {
-                value: value.clone(),
-                revision: event.revision,
-            },
+            StoredObject::new(value.clone(), event.revision),
             event.encodings.clone(),
         )
     };
@@ -161,10 +158,7 @@ fn translate(
         return Ok(Some(StoredWatchEvent { type_, object: cur }));
     }
     let matches = |value: &bytes::Bytes| -> Result<bool, ApiError> {
-        let obj = StoredObject {
-            value: value.clone(),
-            revision: event.revision,
-        };
+        let obj = StoredObject::new(value.clone(), event.revision);
         Ok(predicate.matches(&obj.decode(info)?))
     };
     let cur_matches = matches(&event.value)?;
@@ -306,10 +300,7 @@ async fn initial_events(
             .await
             .map_err(|e| ApiError::from_storage(info, "", &e))?;
         for kv in &page.items {
-            let stored = StoredObject {
-                value: kv.value.clone(),
-                revision: kv.mod_revision,
-            };
+            let stored = StoredObject::from(kv.clone());
             let object = if predicate.is_everything() {
                 EventObject::Stored(stored, Encodings::default())
             } else {
