@@ -356,5 +356,10 @@ fn reads_waits_watches_and_deletes_in_protobuf() {
         assert!(err.contains("deployments.apps \"web\" not found"), "{err}");
         let err = kapi.kubectl_err(&["delete", "configmap", "never", "-n", "pb"], None);
         assert!(err.contains("configmaps \"never\" not found"), "{err}");
+        // A typed create's error comes back as a protobuf Status, read as kube's.
+        let create = ["create", "configmap", "twice", "-n", "pb"];
+        kapi.kubectl(&create);
+        let err = kapi.kubectl_err(&create, None);
+        assert!(err.contains("configmaps \"twice\" already exists"), "{err}");
     });
 }

@@ -322,6 +322,170 @@ fn a_built_in_kind_goes_in_and_out_in_protobuf() {
     });
 }
 
+/// Reads from the watch cache (`resourceVersion` set) answer protobuf from each
+/// object's memoised message: the same objects JSON shows, and a changed object's new
+/// state as soon as the cache has it.
+#[test]
+fn protobuf_reads_from_the_watch_cache_follow_every_change() {
+    on_every_backend(|kapi| {
+        let ns = "/api/v1/namespaces/memo/configmaps";
+        let made = send(
+            kapi,
+            "POST",
+            "/api/v1/namespaces",
+            "application/json",
+            "application/json",
+            Some(
+                serde_json::to_vec(
+                    &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "memo"}}),
+                )
+                .unwrap(),
+            ),
+        );
+        assert_eq!(made.code, 201);
+        let mut rv = String::new();
+        for name in ["a", "b", "c"] {
+            let made = send(
+                kapi,
+                "POST",
+                ns,
+                "application/json",
+                "application/json",
+                Some(serde_json::to_vec(&configmap(name)).unwrap()),
+            );
+            assert_eq!(made.code, 201, "{}", String::from_utf8_lossy(&made.body));
+            rv = made.json()["metadata"]["resourceVersion"]
+                .as_str()
+                .unwrap()
+                .to_string();
+        }
+        // Items in protobuf carry no apiVersion and kind (Go's list items have no
+        // TypeMeta on the wire), so they are compared without.
+        let items = |v: &Value| {
+            let mut items = v["items"].clone();
+            for item in items.as_array_mut().unwrap() {
+                let item = item.as_object_mut().unwrap();
+                item.remove("apiVersion");
+                item.remove("kind");
+            }
+            items
+        };
+        let from_cache = |rv: &str, accept: &str| {
+            let path = format!("{ns}?resourceVersion={rv}&resourceVersionMatch=NotOlderThan");
+            let answer = send(kapi, "GET", &path, "", accept, None);
+            assert_eq!(
+                answer.code,
+                200,
+                "{}",
+                String::from_utf8_lossy(&answer.body)
+            );
+            answer
+        };
+        let first = from_cache(&rv, TYPED_ACCEPT);
+        let again = from_cache(&rv, TYPED_ACCEPT);
+        assert_eq!(first.content_type, PROTOBUF);
+        assert_eq!(first.body, again.body, "a memoised list reads the same");
+        assert_eq!(
+            items(&read(&first.body)),
+            items(&from_cache(&rv, "application/json").json())
+        );
+        assert_eq!(items(&read(&first.body)).as_array().unwrap().len(), 3);
+
+        let mut changed = configmap("a");
+        changed["data"]["k"] = json!("changed");
+        let updated = send(
+            kapi,
+            "PUT",
+            &format!("{ns}/a"),
+            "application/json",
+            "application/json",
+            Some(serde_json::to_vec(&changed).unwrap()),
+        );
+        assert_eq!(
+            updated.code,
+            200,
+            "{}",
+            String::from_utf8_lossy(&updated.body)
+        );
+        let rv = updated.json()["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let list = read(&from_cache(&rv, TYPED_ACCEPT).body);
+        assert_eq!(list["items"][0]["data"]["k"], "changed", "{list}");
+        assert_eq!(list["items"][0]["metadata"]["resourceVersion"], rv.as_str());
+        assert_eq!(
+            items(&list),
+            items(&from_cache(&rv, "application/json").json())
+        );
+        let got = send(
+            kapi,
+            "GET",
+            &format!("{ns}/a?resourceVersion={rv}"),
+            "",
+            TYPED_ACCEPT,
+            None,
+        );
+        assert_eq!(got.content_type, PROTOBUF);
+        let as_json = send(
+            kapi,
+            "GET",
+            &format!("{ns}/a?resourceVersion={rv}"),
+            "",
+            "application/json",
+            None,
+        );
+        assert_eq!(read(&got.body), as_json.json());
+        // A consistent read (from the store, no memo) shows the same objects.
+        let consistent = send(kapi, "GET", ns, "", TYPED_ACCEPT, None);
+        assert_eq!(items(&read(&consistent.body)), items(&list));
+    });
+}
+
+/// An error answers in the format the object would have, as kube's ErrorNegotiated
+/// does: a `Status` in protobuf for a typed client of a built-in kind, JSON otherwise.
+#[test]
+fn errors_answer_in_the_format_negotiated() {
+    let kapi = Kapi::start(Backend::Embedded);
+    let missing = format!("{CONFIGMAPS}/nope");
+    let typed = send(&kapi, "GET", &missing, "", TYPED_ACCEPT, None);
+    assert_eq!((typed.code, typed.content_type.as_str()), (404, PROTOBUF));
+    let status = read(&typed.body);
+    let as_json = send(&kapi, "GET", &missing, "", "application/json", None);
+    assert_eq!(as_json.content_type, "application/json");
+    assert_eq!(status, as_json.json());
+    assert_eq!(status["reason"], "NotFound");
+    assert_eq!(status["message"], "configmaps \"nope\" not found");
+    // A refused write of a typed client, in protobuf too.
+    let twice = || {
+        send(
+            &kapi,
+            "POST",
+            CONFIGMAPS,
+            PROTOBUF,
+            TYPED_ACCEPT,
+            Some(enveloped(&configmap("x"))),
+        )
+    };
+    assert_eq!(twice().code, 201);
+    let again = twice();
+    assert_eq!((again.code, again.content_type.as_str()), (409, PROTOBUF));
+    assert_eq!(read(&again.body)["reason"], "AlreadyExists");
+    // A custom resource has no protobuf form: its errors stay JSON.
+    let widget = send(
+        &kapi,
+        "GET",
+        &format!("{WIDGETS}/nope"),
+        "",
+        TYPED_ACCEPT,
+        None,
+    );
+    assert_eq!(
+        (widget.code, widget.content_type.as_str()),
+        (404, "application/json")
+    );
+}
+
 #[test]
 fn custom_resources_have_no_protobuf_form() {
     let kapi = Kapi::start(Backend::Embedded);
