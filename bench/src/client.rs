@@ -115,7 +115,7 @@ impl Client {
         })
     }
 
-    /// Sends one request (`body` as JSON of `content_type` when given) and reads the
+    /// Sends one request (`body` of `content_type` when given) and reads the
     /// whole response.
     pub async fn send(
         &self,
@@ -123,11 +123,23 @@ impl Client {
         path_and_query: &str,
         body: Option<(&'static str, Bytes)>,
     ) -> Result<Reply, String> {
+        self.send_accepting(method, path_and_query, "application/json", body)
+            .await
+    }
+
+    /// [`Client::send`] with the `Accept` header `accept`.
+    pub async fn send_accepting(
+        &self,
+        method: Method,
+        path_and_query: &str,
+        accept: &'static str,
+        body: Option<(&'static str, Bytes)>,
+    ) -> Result<Reply, String> {
         let uri = format!("http://{}{path_and_query}", self.authority);
         let mut request = Request::builder()
             .method(method)
             .uri(uri)
-            .header(header::ACCEPT, "application/json");
+            .header(header::ACCEPT, accept);
         if matches!(self.sender, Sender::Http1(_)) {
             request = request.header(header::HOST, &self.authority);
         }

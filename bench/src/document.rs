@@ -136,6 +136,9 @@ pub fn section(run: &Run<'_>) -> String {
         out.push_str(&report::fan_out_markdown(&results.fan_outs));
         out.push('\n');
     }
+    if !results.wire.is_empty() || !results.wire_fan_outs.is_empty() {
+        out.push_str(&wire_section(config, results));
+    }
     if !results.memory.is_empty() {
         out.push_str("### Memory and restart\n\n");
         out.push_str(
@@ -167,6 +170,37 @@ pub fn section(run: &Run<'_>) -> String {
         );
     }
     let _ = writeln!(out, "{END}");
+    out
+}
+
+/// The wire formats' comparison: how it was taken and its two tables.
+fn wire_section(config: &Config, results: &Results) -> String {
+    let mut out = String::new();
+    out.push_str("### JSON and protobuf (issue #18)\n\n");
+    let (backend, rounds) = config.wire.as_ref().map_or_else(
+        || ("—".to_string(), 1),
+        |p| (p.backend.to_string(), p.rounds),
+    );
+    let _ = writeln!(
+        out,
+        "ConfigMaps of about 1 KiB (a built-in kind: custom resources have no protobuf) on \
+         a kapi of their own on the {backend} store, over HTTP/2 as kubectl and client-go \
+         speak it, driven as the rest of the matrix is; each cell runs {rounds} rounds per \
+         format, alternating JSON and protobuf (ABBA…), each format's rounds merged. \
+         Protobuf clients send \
+         bodies written by k8s-pb's prost messages in the `k8s\\0` envelope and accept \
+         `application/vnd.kubernetes.protobuf,application/json`, as kubectl and \
+         client-go's typed clients do; every answer is checked to be in the format \
+         asked for. Creates write in the same format they read. The fan-outs' watchers \
+         each have an HTTP/1.1 connection; protobuf watchers read \
+         `;stream=watch` frames.\n"
+    );
+    out.push_str(&report::wire_markdown(&results.wire, &results.wire_sizes));
+    out.push('\n');
+    if !results.wire_fan_outs.is_empty() {
+        out.push_str(&report::wire_fan_out_markdown(&results.wire_fan_outs));
+        out.push('\n');
+    }
     out
 }
 

@@ -56,6 +56,7 @@ pub fn goals(results: &Results, clients: &[usize]) -> Vec<Goal> {
     embedded_create(results, clients, &mut goals);
     restart(results, &mut goals);
     memory(results, &mut goals);
+    wire_formats(results, &mut goals);
     goals
 }
 
@@ -352,6 +353,53 @@ fn memory(results: &Results, goals: &mut Vec<Goal>) {
             "100,000 objects: ≤ 1.5×",
         ));
     }
+}
+
+/// Protobuf at least as fast as JSON on every cell of the wire formats' comparison
+/// (requests/s), and its fan-outs' p99 no longer than JSON's.
+fn wire_formats(results: &Results, goals: &mut Vec<Goal>) {
+    let mut figures = Figures::new();
+    for (json, protobuf) in crate::report::wire_pairs(&results.wire) {
+        let ratio = protobuf.summary.ops_per_sec / json.summary.ops_per_sec.max(1e-9);
+        figures.add(
+            format!(
+                "{} {} c={}: {ratio:.2}×",
+                json.operation, json.transport, json.clients
+            ),
+            ratio >= 1.0,
+        );
+    }
+    goals.push(figures.goal(
+        "kapi protobuf / JSON, ConfigMaps".to_string(),
+        "≥ 1× requests/s on every cell",
+    ));
+    let mut figures = Figures::new();
+    for json in results
+        .wire_fan_outs
+        .iter()
+        .filter(|f| f.encoding == crate::targets::wire::Encoding::Json)
+    {
+        let watchers = json.row.measured.spec.watchers;
+        let Some(protobuf) = results.wire_fan_outs.iter().find(|f| {
+            f.encoding == crate::targets::wire::Encoding::Protobuf
+                && f.row.measured.spec.watchers == watchers
+        }) else {
+            continue;
+        };
+        let (j, p) = (json.row.measured.summary(), protobuf.row.measured.summary());
+        figures.add(
+            format!(
+                "W={watchers}: p99 {} protobuf, {} JSON",
+                Millis(p.p99),
+                Millis(j.p99)
+            ),
+            p.p99 <= j.p99 && p.errors == 0,
+        );
+    }
+    goals.push(figures.goal(
+        "kapi protobuf / JSON watch fan-out, write ack → event".to_string(),
+        "p99 no longer, none missed",
+    ));
 }
 
 /// The Markdown table of `goals`.

@@ -30,6 +30,9 @@ enum Command {
     /// Runs the whole matrix on every backend, with the limits, memory and restart,
     /// and writes the generated section of BENCHMARKS.md and its SVG charts.
     All(AllArgs),
+    /// Only the wire formats' comparison: ConfigMaps in JSON and in protobuf, side by
+    /// side; prints its tables.
+    Wire(RunArgs),
     /// The soak run: kapi over etcd at a share of its capacity for a fixed time,
     /// reporting throughput, p99 latency and memory per interval.
     Soak(SoakArgs),
@@ -163,6 +166,11 @@ struct MatrixArgs {
 }
 
 impl MatrixArgs {
+    /// The wire formats' comparison alone, with these arguments' sizes.
+    fn wire_config(self) -> Result<Config, String> {
+        Ok(self.config(false)?.wire_only())
+    }
+
     /// The configuration these arguments ask for; `all` starts from the whole matrix.
     fn config(self, all: bool) -> Result<Config, String> {
         let kapi = match self.kapi {
@@ -241,6 +249,7 @@ fn main() -> ExitCode {
         .join(" ");
     let (config, all) = match Cli::parse().command {
         Command::Run(args) => (args.matrix.config(false), None),
+        Command::Wire(args) => (args.matrix.wire_config(), None),
         Command::All(args) => (args.matrix.config(true), Some((args.out, args.charts))),
         Command::Soak(args) => return soak(args),
     };
@@ -314,6 +323,15 @@ fn print_tables(config: &Config, results: &Results) {
     if !results.memory.is_empty() {
         println!();
         print!("{}", report::memory_markdown(&results.memory));
+    }
+    if !results.wire.is_empty() {
+        println!();
+        print!(
+            "{}",
+            report::wire_markdown(&results.wire, &results.wire_sizes)
+        );
+        println!();
+        print!("{}", report::wire_fan_out_markdown(&results.wire_fan_outs));
     }
 }
 

@@ -13,6 +13,7 @@ use crate::run::Backend;
 use crate::server::Memory;
 use crate::stats::{Millis, Summary};
 use crate::targets::kapi_http::Operation;
+use crate::targets::wire::{self, Encoding};
 
 /// What served a cell's requests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -172,6 +173,149 @@ impl FanOutRow {
     }
 }
 
+/// One cell of the wire formats' comparison: an operation on ConfigMaps in one format.
+#[derive(Clone, Debug)]
+pub struct WireRow {
+    /// The backend kapi ran on.
+    pub backend: Backend,
+    /// What was measured.
+    pub operation: wire::Operation,
+    /// The format requests and answers were in.
+    pub encoding: Encoding,
+    /// How requests travelled.
+    pub transport: Transport,
+    /// Concurrent clients.
+    pub clients: usize,
+    /// Its figures.
+    pub summary: Summary,
+    /// The first error messages, if any.
+    pub first_errors: Vec<String>,
+}
+
+impl WireRow {
+    /// One line for the progress log.
+    pub fn progress_line(&self) -> String {
+        let s = &self.summary;
+        let mut line = format!(
+            "kapi ({}) {:<8} {:<18} {:<10} c={:<3} {:>9.0} ops/s  p50 {}  p99 {}  max {}  errors {}",
+            self.backend,
+            self.encoding.to_string(),
+            self.operation.to_string(),
+            self.transport.to_string(),
+            self.clients,
+            s.ops_per_sec,
+            Millis(s.p50),
+            Millis(s.p99),
+            Millis(s.max),
+            s.errors,
+        );
+        if let Some(first) = self.first_errors.first() {
+            let _ = write!(line, " (first: {first})");
+        }
+        line
+    }
+}
+
+/// A watch fan-out of the wire formats' comparison.
+#[derive(Clone, Debug)]
+pub struct WireFanOut {
+    /// The format the watchers read and the writer wrote.
+    pub encoding: Encoding,
+    /// What was measured.
+    pub row: FanOutRow,
+}
+
+/// The JSON row and the protobuf row of each cell of `rows`, in the order measured.
+pub fn wire_pairs(rows: &[WireRow]) -> Vec<(&WireRow, &WireRow)> {
+    rows.iter()
+        .filter(|r| r.encoding == Encoding::Json)
+        .filter_map(|json| {
+            let protobuf = rows.iter().find(|r| {
+                r.encoding == Encoding::Protobuf
+                    && r.backend == json.backend
+                    && r.operation == json.operation
+                    && r.transport == json.transport
+                    && r.clients == json.clients
+            })?;
+            Some((json, protobuf))
+        })
+        .collect()
+}
+
+/// The Markdown table of the wire formats' cells, JSON and protobuf side by side;
+/// `sizes` are the list bodies' sizes per list length and format.
+pub fn wire_markdown(rows: &[WireRow], sizes: &[(usize, Encoding, usize)]) -> String {
+    let body = |operation: wire::Operation| {
+        let wire::Operation::List(n) = operation else {
+            return "—".to_string();
+        };
+        let size = |encoding: Encoding| {
+            sizes
+                .iter()
+                .find(|(objects, e, _)| *objects == n && *e == encoding)
+                .map_or_else(
+                    || "?".to_string(),
+                    |(_, _, bytes)| format!("{} KiB", bytes / 1024),
+                )
+        };
+        format!("{} / {}", size(Encoding::Json), size(Encoding::Protobuf))
+    };
+    let mut out = String::new();
+    out.push_str("| operation | transport | clients | JSON ops/s | protobuf ops/s | protobuf / JSON | JSON p50 / p99 | protobuf p50 / p99 | body JSON / protobuf | errors |\n");
+    out.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (json, protobuf) in wire_pairs(rows) {
+        let (j, p) = (&json.summary, &protobuf.summary);
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {:.0} | {:.0} | {:.2}× | {} / {} | {} / {} | {} | {} |",
+            json.operation,
+            json.transport,
+            json.clients,
+            j.ops_per_sec,
+            p.ops_per_sec,
+            p.ops_per_sec / j.ops_per_sec.max(1e-9),
+            Millis(j.p50),
+            Millis(j.p99),
+            Millis(p.p50),
+            Millis(p.p99),
+            body(json.operation),
+            j.errors + p.errors,
+        );
+    }
+    out
+}
+
+/// The Markdown table of the wire formats' watch fan-outs.
+pub fn wire_fan_out_markdown(fan_outs: &[WireFanOut]) -> String {
+    let mut out = String::new();
+    out.push_str("| format | watchers | writes/s nominal | writes/s acked | events read | events/s | p50 | p99 | max | missed | errors |
+");
+    out.push_str(
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
+",
+    );
+    for fan_out in fan_outs {
+        let m = &fan_out.row.measured;
+        let s = m.summary();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {:.1} | {} | {:.0} | {} | {} | {} | {} | {} |",
+            fan_out.encoding,
+            m.spec.watchers,
+            m.spec.rate,
+            m.acked_rate,
+            m.delivered,
+            s.ops_per_sec,
+            Millis(s.p50),
+            Millis(s.p99),
+            Millis(s.max),
+            m.missed,
+            s.errors,
+        );
+    }
+    out
+}
+
 /// kapi's memory with many objects cached, and (embedded) its restart on them.
 #[derive(Clone, Debug)]
 pub struct MemoryRow {
@@ -254,15 +398,23 @@ pub struct Results {
     /// The memory of the kapi that served each backend's matrix, at its end (its peak
     /// covers every cell and fan-out).
     pub matrix_memory: Vec<(Backend, Memory)>,
+    /// The wire formats' cells, JSON and protobuf of each one after the other.
+    pub wire: Vec<WireRow>,
+    /// The sizes of the wire formats' list bodies: objects, format, bytes.
+    pub wire_sizes: Vec<(usize, Encoding, usize)>,
+    /// The wire formats' watch fan-outs.
+    pub wire_fan_outs: Vec<WireFanOut>,
 }
 
 impl Results {
     /// Whether anything failed (errors in a cell, missed events).
     pub fn has_errors(&self) -> bool {
         self.rows.iter().any(|r| r.summary.errors > 0)
+            || self.wire.iter().any(|r| r.summary.errors > 0)
             || self
                 .fan_outs
                 .iter()
+                .chain(self.wire_fan_outs.iter().map(|w| &w.row))
                 .any(|f| f.measured.recorder.errors() > 0)
     }
 

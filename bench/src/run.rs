@@ -7,7 +7,10 @@
 //!    bare server and the serialisation reference), every single-object operation
 //!    over both transports at every client count, each list size at its own client
 //!    counts, and the watch fan-outs; then, on a fresh kapi, memory and restart.
-//! 3. The bare hyper server: a 1 KiB GET, and GETs of copies of kapi's list bodies at
+//! 3. The wire formats (issue #18): ConfigMaps created, read, listed and watched in
+//!    JSON and in protobuf on a kapi of their own, each cell in both formats back to
+//!    back.
+//! 4. The bare hyper server: a 1 KiB GET, and GETs of copies of kapi's list bodies at
 //!    the list sizes' client counts.
 //!
 //! The order does not matter to the ratios (each is computed at report time between
@@ -24,12 +27,14 @@ use crate::driver::{self, Load, Worker};
 use crate::fanout::FanOut;
 use crate::memory;
 use crate::reference;
-use crate::report::{Cell, FanOutRow, Limit, Results, Row, System};
+use crate::report::{Cell, FanOutRow, Limit, Results, Row, System, WireFanOut, WireRow};
 use crate::server::{self, KapiProcess};
+use crate::stats::Recorder;
 use crate::targets::baseline::{Baseline, OBJECT_PATH, list_path};
 use crate::targets::embedded::{Operation as StoreOperation, RawEmbedded};
 use crate::targets::kapi_http::{KapiHttp, Loader, Operation};
 use crate::targets::watch;
+use crate::targets::wire::{self, Encoding, Wire};
 
 /// The storage kapi runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
@@ -74,6 +79,24 @@ pub struct ListPlan {
     pub duration: Option<Duration>,
 }
 
+/// The wire formats' comparison (issue #18): ConfigMaps in JSON and in protobuf on a
+/// kapi of its own, over HTTP/2 (what kubectl and client-go speak). Each cell runs in
+/// rounds that alternate the formats (JSON then protobuf, protobuf then JSON, …), and
+/// each format's rounds are merged, so drift on a shared machine falls on both alike.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WirePlan {
+    /// The backend that kapi runs on.
+    pub backend: Backend,
+    /// Rounds per cell and format, each of the cell's load.
+    pub rounds: usize,
+    /// The client counts of create and get.
+    pub clients: Vec<usize>,
+    /// The list sizes.
+    pub lists: Vec<ListPlan>,
+    /// Watcher counts of its fan-outs.
+    pub watchers: Vec<usize>,
+}
+
 /// What one run measures.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -113,6 +136,11 @@ pub struct Config {
     pub loader: Loader,
     /// Serialisations the serialisation reference is the median of.
     pub serialization_runs: usize,
+    /// Whether kapi's own matrix (every operation on widgets, the fan-outs, memory)
+    /// is measured on the backends.
+    pub kapi_matrix: bool,
+    /// The wire formats' comparison, if measured.
+    pub wire: Option<WirePlan>,
 }
 
 impl Config {
@@ -165,6 +193,37 @@ impl Config {
                 transport: Transport::Http2,
             },
             serialization_runs: 20,
+            kapi_matrix: true,
+            wire: Some(WirePlan {
+                backend: Backend::Embedded,
+                rounds: 2,
+                clients: vec![1, 16],
+                lists: vec![
+                    ListPlan {
+                        objects: 1000,
+                        clients: vec![1, 16],
+                        duration: None,
+                    },
+                    ListPlan {
+                        objects: 10_000,
+                        clients: vec![1],
+                        duration: Some(Duration::from_secs(3)),
+                    },
+                ],
+                watchers: vec![1000],
+            }),
+        }
+    }
+
+    /// Only this configuration's wire formats' comparison: no limits, no widgets.
+    pub fn wire_only(self) -> Self {
+        Self {
+            etcd_limits: false,
+            store_limits: false,
+            baseline: false,
+            memory_objects: None,
+            kapi_matrix: false,
+            ..self
         }
     }
 
@@ -205,6 +264,17 @@ impl Config {
                 transport: Transport::Http2,
             },
             serialization_runs: 3,
+            wire: Some(WirePlan {
+                backend: Backend::Embedded,
+                rounds: 2,
+                clients: vec![2],
+                lists: vec![ListPlan {
+                    objects: 5,
+                    clients: vec![1],
+                    duration: None,
+                }],
+                watchers: vec![3],
+            }),
             ..Self::full(kapi)
         }
     }
@@ -257,7 +327,12 @@ pub async fn run(config: &Config) -> Result<Results, String> {
     }
 
     let mut list_bodies: Vec<(usize, Bytes)> = Vec::new();
-    for &backend in &config.backends {
+    let backends = if config.kapi_matrix {
+        config.backends.as_slice()
+    } else {
+        &[]
+    };
+    for &backend in backends {
         let endpoint = endpoint.as_deref().filter(|_| backend == Backend::Etcd);
         if backend == Backend::Etcd && endpoint.is_none() {
             return Err(
@@ -278,6 +353,15 @@ pub async fn run(config: &Config) -> Result<Results, String> {
         }
     }
 
+    if let Some(plan) = &config.wire {
+        let endpoint = endpoint
+            .as_deref()
+            .filter(|_| plan.backend == Backend::Etcd);
+        if plan.backend == Backend::Etcd && endpoint.is_none() {
+            return Err("the wire formats on etcd need the `etcd` feature".to_string());
+        }
+        wire_formats(config, plan, endpoint, &mut results).await?;
+    }
     if config.baseline {
         baseline(config, list_bodies, &mut results).await?;
     }
@@ -368,6 +452,95 @@ async fn kapi_matrix(
         eprintln!("kapi ({backend}): {summary}");
     }
     Ok(bodies)
+}
+
+/// The wire formats' comparison on a kapi of its own: every cell in JSON, then at once
+/// in protobuf, then the fan-outs in each format.
+async fn wire_formats(
+    config: &Config,
+    plan: &WirePlan,
+    etcd_endpoint: Option<&str>,
+    results: &mut Results,
+) -> Result<(), String> {
+    let backend = plan.backend;
+    let storage = server::Storage {
+        etcd_endpoint: etcd_endpoint.map(str::to_string),
+        prefix: None,
+    };
+    let kapi = KapiProcess::start(&config.kapi, storage).await?;
+    let target = Wire::new(kapi.addr());
+    let sizes: Vec<usize> = plan.lists.iter().map(|l| l.objects).collect();
+    eprintln!("kapi ({backend}), JSON and protobuf: pre-loading ConfigMap lists of {sizes:?}");
+    target.preload_lists(&sizes, config.loader).await?;
+    for &objects in &sizes {
+        for encoding in Encoding::ALL {
+            let bytes = target.list_size(objects, encoding).await?;
+            results.wire_sizes.push((objects, encoding, bytes));
+        }
+    }
+    let mut cells: Vec<(wire::Operation, usize, Load)> = Vec::new();
+    for operation in [wire::Operation::Create, wire::Operation::GetCached] {
+        for &clients in &plan.clients {
+            cells.push((operation, clients, config.load));
+        }
+    }
+    for list in &plan.lists {
+        for &clients in &list.clients {
+            let operation = wire::Operation::List(list.objects);
+            cells.push((operation, clients, config.list_load(list)));
+        }
+    }
+    let transport = Transport::Http2;
+    for (operation, clients, load) in cells {
+        let mut merged = [
+            (Recorder::new(), Duration::ZERO),
+            (Recorder::new(), Duration::ZERO),
+        ];
+        for round in 0..plan.rounds.max(1) {
+            let mut order = Encoding::ALL;
+            if round % 2 == 1 {
+                order.reverse();
+            }
+            for encoding in order {
+                let workers = target
+                    .workers(operation, encoding, transport, clients)
+                    .await?;
+                let measured = driver::drive(load, workers).await;
+                let (recorder, elapsed) = &mut merged[encoding as usize];
+                recorder.merge(&measured.recorder);
+                *elapsed += measured.elapsed;
+            }
+        }
+        for (encoding, (recorder, elapsed)) in Encoding::ALL.into_iter().zip(merged) {
+            let row = WireRow {
+                backend,
+                operation,
+                encoding,
+                transport,
+                clients,
+                summary: recorder.summary(elapsed),
+                first_errors: recorder.first_errors().to_vec(),
+            };
+            eprintln!("{}", row.progress_line());
+            results.wire.push(row);
+        }
+    }
+    let mut round = 0;
+    for &watchers in &plan.watchers {
+        for encoding in Encoding::ALL {
+            let measured = target
+                .fan_out(config.fan_out(watchers), round, encoding)
+                .await?;
+            round += 1;
+            let row = FanOutRow {
+                system: System::Kapi(backend),
+                measured,
+            };
+            eprintln!("{encoding}: {}", row.progress_line());
+            results.wire_fan_outs.push(WireFanOut { encoding, row });
+        }
+    }
+    Ok(())
 }
 
 /// What kapi's `operation` on `backend` is compared with in its row: its storage's own

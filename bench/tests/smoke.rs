@@ -113,6 +113,35 @@ fn every_path_runs_and_the_report_is_written() {
         assert!(m.acked_rate > 0.0);
     }
 
+    // The wire formats: create, get and the one list size over HTTP/2, in JSON and in
+    // protobuf, every cell without errors; one fan-out in each format.
+    assert_eq!(results.wire.len(), 2 * 3);
+    for row in &results.wire {
+        assert!(
+            row.summary.ops > 0 && row.summary.errors == 0,
+            "{}",
+            row.progress_line()
+        );
+    }
+    assert_eq!(kapi_bench::report::wire_pairs(&results.wire).len(), 3);
+    assert_eq!(results.wire_fan_outs.len(), 2);
+    for fan_out in &results.wire_fan_outs {
+        let m = &fan_out.row.measured;
+        assert!(
+            m.recorder.errors() == 0 && m.missed == 0,
+            "{}: {}",
+            fan_out.encoding,
+            fan_out.row.progress_line()
+        );
+        assert_eq!(m.delivered, (m.spec.watchers * m.spec.writes()) as u64);
+    }
+    let sizes = &results.wire_sizes;
+    assert_eq!(sizes.len(), 2);
+    assert!(
+        sizes[1].2 < sizes[0].2,
+        "a protobuf list is smaller: {sizes:?}"
+    );
+
     // Memory on every backend, the restart on the embedded store.
     assert_eq!(results.memory.len(), backends.len());
     for row in &results.memory {
@@ -169,6 +198,7 @@ fn every_path_runs_and_the_report_is_written() {
         "### The limits",
         "### kapi on embedded",
         "### Watch fan-out",
+        "### JSON and protobuf",
         "### Memory and restart",
     ] {
         assert!(written.contains(heading), "{heading} missing:\n{written}");

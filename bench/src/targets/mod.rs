@@ -1,4 +1,5 @@
-//! What the harness drives: kapi over HTTP ([`kapi_http`], and its [`watch`] fan-out)
+//! What the harness drives: kapi over HTTP ([`kapi_http`], and its [`watch`] fan-out;
+//! [`wire`], JSON beside protobuf)
 //! and the limits it is compared with — a bare hyper server ([`baseline`]), the
 //! embedded store's own API without HTTP ([`embedded`]) and, with the `etcd` feature,
 //! raw etcd (`etcd`, and its watch fan-out, `etcd_watch`). Each target builds one
@@ -13,6 +14,7 @@ pub mod etcd;
 pub mod etcd_watch;
 pub mod kapi_http;
 pub mod watch;
+pub mod wire;
 
 /// The size of the bodies and values the targets exchange, in bytes (about 1 KiB).
 pub const OBJECT_SIZE: usize = 1024;
