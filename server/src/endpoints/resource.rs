@@ -42,17 +42,19 @@ where
     B: hyper::body::Body<Data = bytes::Bytes> + Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    // An error answers in the format the object would have (kube's ErrorNegotiated):
-    // protobuf for a typed client of a built-in kind.
-    let wire = api
-        .registry
-        .get(&r.group, &r.version, &r.plural)
-        .and_then(|store| api.wire_for(store.info()));
-    let errors_in = match output_of(&req, wire) {
+    let Some(store) = api.registry.get(&r.group, &r.version, &r.plural) else {
+        return error_response(&ApiError::no_route());
+    };
+    // Negotiated once: the answer's format, and an error's (kube's ErrorNegotiated):
+    // a typed client of a built-in kind gets a protobuf Status.
+    let wire = api.wire_for(store.info());
+    let output = output_of(&req, wire);
+    let errors_in = match output {
         Ok(output @ Output::Protobuf(wire)) => Some((output, wire)),
         _ => None,
     };
-    match serve(api, req, &r).await {
+    let negotiated = Negotiated { wire, output };
+    match serve(api, req, &r, store, negotiated).await {
         Ok(res) => res,
         Err(e) => {
             let protobuf = errors_in.and_then(|(output, wire)| {
@@ -64,16 +66,24 @@ where
     }
 }
 
-async fn serve<B>(api: &Api, req: Request<B>, r: &ResourcePath) -> Result<Response<Body>, ApiError>
+/// What [`handle`] negotiated for a resource: its protobuf form, if it has one, and the
+/// answer's format (a 406 once the request is otherwise valid).
+struct Negotiated {
+    wire: Option<negotiation::Wire>,
+    output: Result<Output, ApiError>,
+}
+
+async fn serve<B>(
+    api: &Api,
+    req: Request<B>,
+    r: &ResourcePath,
+    store: Arc<Store>,
+    negotiated: Negotiated,
+) -> Result<Response<Body>, ApiError>
 where
     B: hyper::body::Body<Data = bytes::Bytes> + Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let store = api
-        .registry
-        .get(&r.group, &r.version, &r.plural)
-        .ok_or_else(ApiError::no_route)?
-        .clone();
     let info = store.info();
     let query = Query::parse(req.uri().query());
     let verb = verb(req.method(), r, &query).ok_or_else(ApiError::method_not_allowed)?;
@@ -111,8 +121,8 @@ where
     if !served || (sub.is_none() && !info.verbs.iter().any(|v| v == verb)) {
         return Err(ApiError::method_not_supported(info, verb));
     }
-    let wire = api.wire_for(info);
-    let output = output_of(&req, wire)?;
+    let Negotiated { wire, output } = negotiated;
+    let output = output?;
     let how = Presentation {
         include_object: IncludeObject::from_query(query.get("includeObject"))
             .map_err(ApiError::bad_request)?,

@@ -143,10 +143,11 @@ impl StoredObject {
 /// Where a stored object's encoding in `format`, served as `api_version`, is memoised
 /// in its [`ValueMemo`].
 pub fn memo_key(format: &str, api_version: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    (format, api_version).hash(&mut hasher);
-    hasher.finish()
+    // FNV-1a: computed for every item of a list, over a few bytes no client chooses.
+    let bytes = format.bytes().chain([0]).chain(api_version.bytes());
+    bytes.fold(0xcbf2_9ce4_8422_2325, |hash, b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// What follows `"metadata":{` when `stored` is in the form kapi writes for `kind`
@@ -183,6 +184,20 @@ mod tests {
         assert_eq!(fast, so.decode(&info()).unwrap());
         assert_eq!(fast["apiVersion"], "example.kapi.dev/v2");
         assert_eq!(fast["metadata"]["resourceVersion"], "42");
+    }
+
+    #[test]
+    fn memo_keys_tell_formats_and_versions_apart() {
+        let keys = [
+            memo_key("json", "v1"),
+            memo_key("protobuf", "v1"),
+            memo_key("json", "apps/v1"),
+            memo_key("jsonv", "1"),
+        ];
+        for (i, a) in keys.iter().enumerate() {
+            assert!(keys[i + 1..].iter().all(|b| a != b), "{keys:?}");
+        }
+        assert_eq!(memo_key("json", "v1"), keys[0]);
     }
 
     #[test]
