@@ -175,18 +175,22 @@ pub fn section(run: &Run<'_>) -> String {
 
 /// The wire formats' comparison: how it was taken and its two tables.
 fn wire_section(config: &Config, results: &Results) -> String {
+    let Some(plan) = config.wire.as_ref() else {
+        return String::new();
+    };
     let mut out = String::new();
     out.push_str("### JSON and protobuf (issue #18)\n\n");
-    let (backend, rounds) = config.wire.as_ref().map_or_else(
-        || ("—".to_string(), 1),
-        |p| (p.backend.to_string(), p.rounds),
-    );
+    let (backend, rounds) = (plan.backend, plan.rounds);
+    let (warmup, duration) = (plan.load.warmup, plan.load.duration);
     let _ = writeln!(
         out,
         "ConfigMaps of about 1 KiB (a built-in kind: custom resources have no protobuf) on \
          a kapi of their own on the {backend} store, over HTTP/2 as kubectl and client-go \
          speak it, driven as the rest of the matrix is; each cell runs {rounds} rounds per \
-         format, alternating JSON and protobuf (ABBA…), each format's rounds merged. \
+         format of {duration:?} after {warmup:?} of warm-up (lists of 10,000 longer), \
+         alternating JSON and protobuf (ABBA…), each format's rounds merged. kapi's CPU \
+         per request is its user and system time (`/proc/<pid>/stat`) over the measured \
+         time divided by the requests completed in it. \
          Protobuf clients send \
          bodies written by k8s-pb's prost messages in the `k8s\\0` envelope and accept \
          `application/vnd.kubernetes.protobuf,application/json`, as kubectl and \

@@ -121,10 +121,11 @@ struct MatrixArgs {
     /// Client counts of the single-object operations, comma-separated [default: 1,16,64].
     #[arg(long, value_delimiter = ',')]
     clients: Option<Vec<usize>>,
-    /// Measured time per cell, e.g. `2s` or `500ms` [default: 1500ms].
+    /// Measured time per cell, e.g. `2s` or `500ms` [default: 1500ms; the wire formats'
+    /// rounds: 1s].
     #[arg(long, value_parser = parse_duration)]
     duration: Option<Duration>,
-    /// Unrecorded warm-up per cell [default: 500ms].
+    /// Unrecorded warm-up per cell [default: 500ms; the wire formats' rounds: 250ms].
     #[arg(long, value_parser = parse_duration)]
     warmup: Option<Duration>,
     /// A list size and its client counts, `OBJECTS=C,C,…` or `OBJECTS` (the
@@ -194,9 +195,15 @@ impl MatrixArgs {
         }
         if let Some(duration) = self.duration {
             config.load.duration = duration;
+            if let Some(wire) = &mut config.wire {
+                wire.load.duration = duration;
+            }
         }
         if let Some(warmup) = self.warmup {
             config.load.warmup = warmup;
+            if let Some(wire) = &mut config.wire {
+                wire.load.warmup = warmup;
+            }
         }
         if !self.lists.is_empty() {
             config.lists = self

@@ -188,6 +188,9 @@ pub struct WireRow {
     pub clients: usize,
     /// Its figures.
     pub summary: Summary,
+    /// kapi's CPU time (user and system, from `/proc`) over the measured time, per
+    /// operation completed in it.
+    pub server_cpu_per_op: Option<Duration>,
     /// The first error messages, if any.
     pub first_errors: Vec<String>,
 }
@@ -197,7 +200,7 @@ impl WireRow {
     pub fn progress_line(&self) -> String {
         let s = &self.summary;
         let mut line = format!(
-            "kapi ({}) {:<8} {:<18} {:<10} c={:<3} {:>9.0} ops/s  p50 {}  p99 {}  max {}  errors {}",
+            "kapi ({}) {:<8} {:<18} {:<10} c={:<3} {:>9.0} ops/s  p50 {}  p99 {}  max {}  kapi CPU/op {}  errors {}",
             self.backend,
             self.encoding.to_string(),
             self.operation.to_string(),
@@ -207,12 +210,23 @@ impl WireRow {
             Millis(s.p50),
             Millis(s.p99),
             Millis(s.max),
+            self.server_cpu_per_op
+                .map_or_else(|| "?".to_string(), |c| Micros(c).to_string()),
             s.errors,
         );
         if let Some(first) = self.first_errors.first() {
             let _ = write!(line, " (first: {first})");
         }
         line
+    }
+}
+
+/// A duration in microseconds, whole.
+struct Micros(Duration);
+
+impl std::fmt::Display for Micros {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:.0} µs", self.0.as_secs_f64() * 1e6)
     }
 }
 
@@ -261,13 +275,17 @@ pub fn wire_markdown(rows: &[WireRow], sizes: &[(usize, Encoding, usize)]) -> St
         format!("{} / {}", size(Encoding::Json), size(Encoding::Protobuf))
     };
     let mut out = String::new();
-    out.push_str("| operation | transport | clients | JSON ops/s | protobuf ops/s | protobuf / JSON | JSON p50 / p99 | protobuf p50 / p99 | body JSON / protobuf | errors |\n");
-    out.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    let cpu = |row: &WireRow| {
+        row.server_cpu_per_op
+            .map_or_else(|| "?".to_string(), |c| Micros(c).to_string())
+    };
+    out.push_str("| operation | transport | clients | JSON ops/s | protobuf ops/s | protobuf / JSON | JSON p50 / p99 | protobuf p50 / p99 | kapi CPU per request, JSON / protobuf | body JSON / protobuf | errors |\n");
+    out.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (json, protobuf) in wire_pairs(rows) {
         let (j, p) = (&json.summary, &protobuf.summary);
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {:.0} | {:.0} | {:.2}× | {} / {} | {} / {} | {} | {} |",
+            "| {} | {} | {} | {:.0} | {:.0} | {:.2}× | {} / {} | {} / {} | {} / {} | {} | {} |",
             json.operation,
             json.transport,
             json.clients,
@@ -278,6 +296,8 @@ pub fn wire_markdown(rows: &[WireRow], sizes: &[(usize, Encoding, usize)]) -> St
             Millis(j.p99),
             Millis(p.p50),
             Millis(p.p99),
+            cpu(json),
+            cpu(protobuf),
             body(json.operation),
             j.errors + p.errors,
         );

@@ -87,8 +87,11 @@ pub struct ListPlan {
 pub struct WirePlan {
     /// The backend that kapi runs on.
     pub backend: Backend,
-    /// Rounds per cell and format, each of the cell's load.
+    /// Rounds per cell and format.
     pub rounds: usize,
+    /// How each round is driven (a list's own duration, if it has one, replaces
+    /// this one's).
+    pub load: Load,
     /// The client counts of create and get.
     pub clients: Vec<usize>,
     /// The list sizes.
@@ -194,9 +197,16 @@ impl Config {
             },
             serialization_runs: 20,
             kapi_matrix: true,
+            // Four short rounds a format: the two formats cost the same to within a
+            // few per cent, less than a single round moves on two shared cores.
             wire: Some(WirePlan {
                 backend: Backend::Embedded,
-                rounds: 2,
+                rounds: 4,
+                load: Load {
+                    warmup: Duration::from_millis(250),
+                    duration: Duration::from_secs(1),
+                    timeout: Duration::from_secs(10),
+                },
                 clients: vec![1, 16],
                 lists: vec![
                     ListPlan {
@@ -207,7 +217,7 @@ impl Config {
                     ListPlan {
                         objects: 10_000,
                         clients: vec![1],
-                        duration: Some(Duration::from_secs(3)),
+                        duration: Some(Duration::from_secs(2)),
                     },
                 ],
                 watchers: vec![1000],
@@ -267,6 +277,11 @@ impl Config {
             wire: Some(WirePlan {
                 backend: Backend::Embedded,
                 rounds: 2,
+                load: Load {
+                    warmup: Duration::from_millis(100),
+                    duration: Duration::from_millis(300),
+                    timeout: Duration::from_secs(10),
+                },
                 clients: vec![2],
                 lists: vec![ListPlan {
                     objects: 5,
@@ -481,20 +496,25 @@ async fn wire_formats(
     let mut cells: Vec<(wire::Operation, usize, Load)> = Vec::new();
     for operation in [wire::Operation::Create, wire::Operation::GetCached] {
         for &clients in &plan.clients {
-            cells.push((operation, clients, config.load));
+            cells.push((operation, clients, plan.load));
         }
     }
     for list in &plan.lists {
         for &clients in &list.clients {
             let operation = wire::Operation::List(list.objects);
-            cells.push((operation, clients, config.list_load(list)));
+            let load = Load {
+                duration: list.duration.unwrap_or(plan.load.duration),
+                ..plan.load
+            };
+            cells.push((operation, clients, load));
         }
     }
     let transport = Transport::Http2;
     for (operation, clients, load) in cells {
+        // Per format: what the clients saw, for how long, and kapi's CPU time meanwhile.
         let mut merged = [
-            (Recorder::new(), Duration::ZERO),
-            (Recorder::new(), Duration::ZERO),
+            (Recorder::new(), Duration::ZERO, Duration::ZERO),
+            (Recorder::new(), Duration::ZERO, Duration::ZERO),
         ];
         for round in 0..plan.rounds.max(1) {
             let mut order = Encoding::ALL;
@@ -505,13 +525,23 @@ async fn wire_formats(
                 let workers = target
                     .workers(operation, encoding, transport, clients)
                     .await?;
+                let pid = kapi.pid();
+                // kapi's CPU clock is read when the warm-up ends and when the cell does.
+                let at_start = tokio::spawn(async move {
+                    tokio::time::sleep(load.warmup).await;
+                    server::cpu_time(pid)
+                });
                 let measured = driver::drive(load, workers).await;
-                let (recorder, elapsed) = &mut merged[encoding as usize];
+                let cpu = server::cpu_time(pid)?
+                    .saturating_sub(at_start.await.map_err(|e| e.to_string())??);
+                let (recorder, elapsed, cpu_total) = &mut merged[encoding as usize];
                 recorder.merge(&measured.recorder);
                 *elapsed += measured.elapsed;
+                *cpu_total += cpu;
             }
         }
-        for (encoding, (recorder, elapsed)) in Encoding::ALL.into_iter().zip(merged) {
+        for (encoding, (recorder, elapsed, cpu)) in Encoding::ALL.into_iter().zip(merged) {
+            let ops = u32::try_from(recorder.ops()).unwrap_or(u32::MAX);
             let row = WireRow {
                 backend,
                 operation,
@@ -519,6 +549,7 @@ async fn wire_formats(
                 transport,
                 clients,
                 summary: recorder.summary(elapsed),
+                server_cpu_per_op: (ops > 0).then(|| cpu / ops),
                 first_errors: recorder.first_errors().to_vec(),
             };
             eprintln!("{}", row.progress_line());

@@ -42,6 +42,28 @@ pub struct Memory {
     pub peak: u64,
 }
 
+/// The CPU time (user and system) process `pid` has used so far, from
+/// `/proc/<pid>/stat`, to the clock tick (10 ms on Linux).
+pub fn cpu_time(pid: u32) -> Result<Duration, String> {
+    let path = format!("/proc/{pid}/stat");
+    let stat = std::fs::read_to_string(&path).map_err(|e| format!("reading {path}: {e}"))?;
+    // The command name, in parentheses, may hold spaces: fields count from after it.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or("", |(_, rest)| rest)
+        .split_whitespace()
+        .collect();
+    // utime and stime are the 14th and 15th fields, the state being the 3rd.
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
+    let (Some(user), Some(system)) = (ticks(11), ticks(12)) else {
+        return Err(format!("no CPU times in {path}"));
+    };
+    let per_second = rustix::param::clock_ticks_per_second().max(1);
+    Ok(Duration::from_secs_f64(
+        (user + system) as f64 / per_second as f64,
+    ))
+}
+
 /// A running `kapi serve`.
 pub struct KapiProcess {
     binary: PathBuf,
@@ -145,6 +167,11 @@ impl KapiProcess {
     /// Where it listens.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Its memory now, from `/proc/<pid>/status`.
