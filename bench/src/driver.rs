@@ -29,7 +29,7 @@ pub type OpFuture = Pin<Box<dyn Future<Output = Result<Sample, String>> + Send>>
 pub type Worker = Box<dyn FnMut(u64) -> OpFuture + Send>;
 
 /// How a cell is driven.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Load {
     /// Unrecorded time before the measurement.
     pub warmup: Duration,
