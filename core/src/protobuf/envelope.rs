@@ -46,14 +46,9 @@ pub enum EnvelopeError {
 
 /// Writes `raw` (an object's message) in its envelope.
 pub fn wrap(api_version: &str, kind: &str, raw: &[u8], out: &mut Vec<u8>) {
-    out.extend_from_slice(MAGIC);
-    let mark = begin_nested(out, 1);
-    bytes_field(out, 1, api_version.as_bytes());
-    bytes_field(out, 2, kind.as_bytes());
-    end_nested(out, mark);
-    bytes_field(out, 2, raw);
-    bytes_field(out, 3, b"");
-    bytes_field(out, 4, b"");
+    begin_wrap_sized(api_version, kind, raw.len(), out);
+    out.extend_from_slice(raw);
+    end_wrap_sized(out);
 }
 
 /// Starts an envelope whose object message, `raw_len` bytes long, the caller writes
