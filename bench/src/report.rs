@@ -305,35 +305,12 @@ pub fn wire_markdown(rows: &[WireRow], sizes: &[(usize, Encoding, usize)]) -> St
     out
 }
 
-/// The Markdown table of the wire formats' watch fan-outs.
+/// The Markdown table of the wire formats' watch fan-outs, named by format.
 pub fn wire_fan_out_markdown(fan_outs: &[WireFanOut]) -> String {
-    let mut out = String::new();
-    out.push_str("| format | watchers | writes/s nominal | writes/s acked | events read | events/s | p50 | p99 | max | missed | errors |
-");
-    out.push_str(
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
-",
-    );
-    for fan_out in fan_outs {
-        let m = &fan_out.row.measured;
-        let s = m.summary();
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {:.1} | {} | {:.0} | {} | {} | {} | {} | {} |",
-            fan_out.encoding,
-            m.spec.watchers,
-            m.spec.rate,
-            m.acked_rate,
-            m.delivered,
-            s.ops_per_sec,
-            Millis(s.p50),
-            Millis(s.p99),
-            Millis(s.max),
-            m.missed,
-            s.errors,
-        );
-    }
-    out
+    let rows = fan_outs
+        .iter()
+        .map(|f| (f.encoding.to_string(), &f.row.measured));
+    fan_out_table("format", rows)
 }
 
 /// kapi's memory with many objects cached, and (embedded) its restart on them.
@@ -528,17 +505,27 @@ pub fn markdown(rows: &[Row], all: &[Row]) -> String {
 
 /// The Markdown table of the watch fan-outs.
 pub fn fan_out_markdown(fan_outs: &[FanOutRow]) -> String {
+    let rows = fan_outs.iter().map(|f| (f.system.to_string(), &f.measured));
+    fan_out_table("system", rows)
+}
+
+/// One row per fan-out, `first` naming the first column.
+fn fan_out_table<'a>(
+    first: &str,
+    rows: impl Iterator<Item = (String, &'a FanOutMeasured)>,
+) -> String {
     let mut out = String::new();
-    out.push_str("| system | watchers | writes/s nominal | writes/s acked | write p50 | events read | events/s | p50 | p99 | max | missed | errors |\n");
+    let _ = writeln!(
+        out,
+        "| {first} | watchers | writes/s nominal | writes/s acked | write p50 | events read | events/s | p50 | p99 | max | missed | errors |"
+    );
     out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    for row in fan_outs {
-        let m = &row.measured;
+    for (name, m) in rows {
         let s = m.summary();
         let write = m.write_latency.summary(Duration::from_secs(1));
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {:.1} | {} | {} | {:.0} | {} | {} | {} | {} | {} |",
-            row.system,
+            "| {name} | {} | {} | {:.1} | {} | {} | {:.0} | {} | {} | {} | {} | {} |",
             m.spec.watchers,
             m.spec.rate,
             m.acked_rate,

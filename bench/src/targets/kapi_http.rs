@@ -195,6 +195,33 @@ pub async fn load_widgets(
     count: usize,
     loader: Loader,
 ) -> Result<Duration, String> {
+    load_with(
+        addr,
+        namespace,
+        count,
+        loader,
+        |client, namespace, i| async move {
+            create(&client, &namespace, &format!("w-{i}"))
+                .await
+                .map(drop)
+        },
+    )
+    .await
+}
+
+/// Creates `namespace` (unless it exists) and `count` objects in it with `loader`:
+/// `create(client, namespace, i)` makes object `i`. How long the creates took.
+pub(crate) async fn load_with<F, Fut>(
+    addr: SocketAddr,
+    namespace: &str,
+    count: usize,
+    loader: Loader,
+    create: F,
+) -> Result<Duration, String>
+where
+    F: Fn(Client, String, usize) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = Result<(), String>> + Send,
+{
     let connections = client::clients(addr, loader.transport, loader.clients.max(1)).await?;
     create_namespace(&connections[0], namespace).await?;
     let next = Arc::new(AtomicUsize::new(0));
@@ -204,13 +231,14 @@ pub async fn load_widgets(
         .map(|client| {
             let next = next.clone();
             let namespace = namespace.to_string();
+            let create = create.clone();
             tokio::spawn(async move {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     if i >= count {
                         return Ok::<_, String>(());
                     }
-                    create(&client, &namespace, &format!("w-{i}")).await?;
+                    create(client.clone(), namespace.clone(), i).await?;
                 }
             })
         })

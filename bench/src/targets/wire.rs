@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -22,7 +22,7 @@ use k8s_pb::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_pb::apimachinery::pkg::runtime::{TypeMeta, Unknown};
 use prost::Message as _;
 
-use super::kapi_http::{Loader, create_namespace};
+use super::kapi_http::{Loader, create_namespace, load_with};
 use super::watch::{Framing, Watched, fan_out_of};
 use crate::client::{self, Client, Transport};
 use crate::driver::{OpFuture, Sample, Worker};
@@ -127,37 +127,17 @@ impl Wire {
             if self.listed.lock().expect("not poisoned").contains(&objects) {
                 continue;
             }
-            self.load(&list_namespace(objects), objects, loader).await?;
+            load_with(
+                self.addr,
+                &list_namespace(objects),
+                objects,
+                loader,
+                |client, ns, i| async move {
+                    create(&client, Encoding::Json, &ns, &format!("cm-{i}")).await
+                },
+            )
+            .await?;
             self.listed.lock().expect("not poisoned").insert(objects);
-        }
-        Ok(())
-    }
-
-    async fn load(&self, namespace: &str, count: usize, loader: Loader) -> Result<(), String> {
-        let connections =
-            client::clients(self.addr, loader.transport, loader.clients.max(1)).await?;
-        create_namespace(&connections[0], namespace).await?;
-        let next = Arc::new(AtomicUsize::new(0));
-        let tasks: Vec<_> = connections
-            .into_iter()
-            .map(|client| {
-                let next = next.clone();
-                let namespace = namespace.to_string();
-                tokio::spawn(async move {
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        if i >= count {
-                            return Ok::<_, String>(());
-                        }
-                        create(&client, Encoding::Json, &namespace, &format!("cm-{i}")).await?;
-                    }
-                })
-            })
-            .collect();
-        for task in tasks {
-            task.await
-                .map_err(|e| format!("a loader task: {e}"))?
-                .map_err(|e| format!("loading {namespace}: {e}"))?;
         }
         Ok(())
     }
