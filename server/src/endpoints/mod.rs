@@ -177,7 +177,8 @@ impl Api {
     /// The protobuf catalog, when `info`'s kind has a message in it (every built-in
     /// kind; never a custom resource).
     pub fn wire_for(&self, info: &kapi_core::ResourceInfo) -> Option<negotiation::Wire> {
-        protobuf::message_of(self.protobuf, info, false).map(|_| negotiation::Wire(self.protobuf))
+        protobuf::message_of(self.protobuf, info, false)
+            .map(|m| negotiation::Wire::of(self.protobuf, m))
     }
 
     /// Serves one request from `peer`, and records it in the metrics.

@@ -2,6 +2,7 @@
 //! PartialObjectMetadata), and reading request bodies in JSON or YAML with duplicate
 //! fields noticed for `fieldValidation`.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -24,14 +25,46 @@ pub enum Output {
     Protobuf(Wire),
 }
 
-/// The protobuf catalog a negotiated [`Output::Protobuf`] answers with; equal when it
-/// is the same catalog.
+/// The protobuf a negotiated [`Output::Protobuf`] answers with: the catalog, and the
+/// message of the resource's kind when the request is for one, looked up once per
+/// request. Equal when both are the same.
 #[derive(Clone, Copy, Debug)]
-pub struct Wire(pub &'static kapi_core::protobuf::Catalog);
+pub struct Wire {
+    /// The catalog of built-in kinds.
+    pub catalog: &'static kapi_core::protobuf::Catalog,
+    /// The message of the kind the request reads or writes (`None` for requests of no
+    /// one kind: reviews, subresources whose body names its own kind).
+    pub object: Option<&'static kapi_core::protobuf::Message>,
+}
+
+impl Wire {
+    /// The catalog alone.
+    pub fn catalog(catalog: &'static kapi_core::protobuf::Catalog) -> Self {
+        Self {
+            catalog,
+            object: None,
+        }
+    }
+
+    /// The catalog and the message of the request's kind.
+    pub fn of(
+        catalog: &'static kapi_core::protobuf::Catalog,
+        object: &'static kapi_core::protobuf::Message,
+    ) -> Self {
+        Self {
+            catalog,
+            object: Some(object),
+        }
+    }
+}
 
 impl PartialEq for Wire {
     fn eq(&self, other: &Self) -> bool {
-        std::ptr::eq(self.0, other.0)
+        std::ptr::eq(self.catalog, other.catalog)
+            && match (self.object, other.object) {
+                (Some(a), Some(b)) => std::ptr::eq(a, b),
+                (a, b) => a.is_none() && b.is_none(),
+            }
     }
 }
 
@@ -62,49 +95,64 @@ pub fn is_protobuf(content_type: &str) -> bool {
     essence(content_type) == "application/vnd.kubernetes.protobuf"
 }
 
-/// One media range of an `Accept` header.
+/// One media range of an `Accept` header, borrowing from it where it is already in
+/// lower case (as every client writes it), so negotiating allocates next to nothing.
 #[derive(Clone, Debug, PartialEq)]
-pub struct MediaRange {
+pub struct MediaRange<'a> {
     /// Type, lowercased (`application`, `*`).
-    pub type_: String,
+    pub type_: Cow<'a, str>,
     /// Subtype, lowercased (`json`, `*`).
-    pub subtype: String,
+    pub subtype: Cow<'a, str>,
     /// Parameters other than `q`, names lowercased, values unquoted.
-    pub params: Vec<(String, String)>,
+    pub params: Vec<(Cow<'a, str>, &'a str)>,
     /// Quality, 1 when absent.
     pub q: f32,
 }
 
-impl MediaRange {
+impl MediaRange<'_> {
     /// The value of parameter `name`.
     pub fn param(&self, name: &str) -> Option<&str> {
-        self.params
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        self.params.iter().find(|(k, _)| k == name).map(|(_, v)| *v)
     }
 
     /// True for `application/json`, `application/*` and `*/*`.
     pub fn is_json(&self) -> bool {
         matches!(
-            (self.type_.as_str(), self.subtype.as_str()),
+            (&*self.type_, &*self.subtype),
             ("application", "json" | "*") | ("*", _)
         )
+    }
+
+    /// True for `application/yaml`, `application/x-yaml` and `text/yaml`.
+    pub fn is_yaml(&self) -> bool {
+        matches!(
+            (&*self.type_, &*self.subtype),
+            ("application", "yaml" | "x-yaml") | ("text", "yaml")
+        )
+    }
+}
+
+/// `s` trimmed and in ASCII lower case, borrowed when it is already.
+fn lowercase(s: &str) -> Cow<'_, str> {
+    let s = s.trim();
+    if s.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(s.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(s)
     }
 }
 
 /// The media ranges of an `Accept` header, most preferred first (higher `q`, then
 /// concrete before wildcard, then the client's order), ranges with `q=0` dropped.
-pub fn parse_accept(accept: &str) -> Vec<MediaRange> {
+pub fn parse_accept(accept: &str) -> Vec<MediaRange<'_>> {
     let mut ranges: Vec<MediaRange> = accept
         .split(',')
         .filter_map(|clause| {
             let mut parts = clause.split(';');
-            let media = parts.next()?.trim().to_ascii_lowercase();
-            let (type_, subtype) = media.split_once('/')?;
+            let (type_, subtype) = parts.next()?.split_once('/')?;
             let mut range = MediaRange {
-                type_: type_.trim().to_string(),
-                subtype: subtype.trim().to_string(),
+                type_: lowercase(type_),
+                subtype: lowercase(subtype),
                 params: Vec::new(),
                 q: 1.0,
             };
@@ -112,8 +160,8 @@ pub fn parse_accept(accept: &str) -> Vec<MediaRange> {
                 let Some((k, v)) = p.split_once('=') else {
                     continue;
                 };
-                let k = k.trim().to_ascii_lowercase();
-                let v = v.trim().trim_matches('"').to_string();
+                let k = lowercase(k);
+                let v = v.trim().trim_matches('"');
                 if k == "q" {
                     range.q = v.parse().unwrap_or(1.0);
                 } else {
@@ -154,10 +202,7 @@ pub fn output(accept: Option<&str>, protobuf: Option<Wire>) -> Result<Output, Ap
             if let Some(wire) = protobuf {
                 return Ok(Output::Protobuf(wire));
             }
-        } else if range.type_ == "application"
-            && matches!(range.subtype.as_str(), "yaml" | "x-yaml")
-            || (range.type_, range.subtype.as_str()) == ("text".to_string(), "yaml")
-        {
+        } else if range.is_yaml() {
             return Ok(Output::Yaml);
         }
     }
@@ -214,16 +259,13 @@ impl PrettyPrint {
             }),
         };
         let accept = header(http::header::ACCEPT).filter(|a| !a.trim().is_empty());
-        let chosen = |conversions: bool| match accept {
+        let ranges = accept.map(parse_accept);
+        let chosen = |conversions: bool| match &ranges {
             None => Some(false),
-            Some(a) => parse_accept(a).into_iter().find_map(|r| {
-                let yaml = matches!(
-                    (r.type_.as_str(), r.subtype.as_str()),
-                    ("application", "yaml" | "x-yaml") | ("text", "yaml")
-                );
+            Some(ranges) => ranges.iter().find_map(|r| {
                 let json = r.is_json()
-                    && (r.param("as").is_none() || conversions && table::conversion(&r).is_some());
-                (json || yaml).then(|| json && r.param("pretty") == Some("1"))
+                    && (r.param("as").is_none() || conversions && table::conversion(r).is_some());
+                (json || r.is_yaml()).then(|| json && r.param("pretty") == Some("1"))
             }),
         };
         Self {
@@ -582,13 +624,13 @@ mod tests {
         };
         let typed = "application/vnd.kubernetes.protobuf, application/json";
         assert_eq!(
-            output(Some(typed), Some(Wire(&CATALOG))).unwrap(),
-            Output::Protobuf(Wire(&CATALOG))
+            output(Some(typed), Some(Wire::catalog(&CATALOG))).unwrap(),
+            Output::Protobuf(Wire::catalog(&CATALOG))
         );
         assert_eq!(output(Some(typed), None).unwrap(), Output::Json);
         let only = "application/vnd.kubernetes.protobuf";
         assert_eq!(output(Some(only), None).unwrap_err().code, 406);
-        let e = output(Some("text/html"), Some(Wire(&CATALOG))).unwrap_err();
+        let e = output(Some("text/html"), Some(Wire::catalog(&CATALOG))).unwrap_err();
         assert!(
             e.message.ends_with("application/vnd.kubernetes.protobuf"),
             "{}",

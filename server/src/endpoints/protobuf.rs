@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 
 use bytes::Bytes;
 
+use super::negotiation::Wire;
 use crate::registry::{ObjectList, StoredObject, memo_key};
 use crate::status::ApiError;
 
@@ -137,13 +138,13 @@ pub fn encode_known(catalog: &Catalog, value: &Value) -> Result<Vec<u8>, ApiErro
 
 /// A stored object as the protobuf body of a GET, in `info`'s version.
 pub fn encode_stored(
-    catalog: &Catalog,
+    wire: Wire,
     info: &ResourceInfo,
     stored: &StoredObject,
 ) -> Result<Vec<u8>, ApiError> {
-    let message = message_of(catalog, info, false).ok_or_else(|| uncatalogued(&info.kind))?;
+    let message = object_message_of(wire, info)?;
     let api_version = info.api_version();
-    let raw = object_message(catalog, message, info, &api_version, stored, None)?;
+    let raw = object_message(wire.catalog, message, info, &api_version, stored, None)?;
     let mut out = Vec::with_capacity(raw.len() + 64);
     envelope::wrap(&api_version, &info.kind, &raw, &mut out);
     Ok(out)
@@ -153,13 +154,14 @@ pub fn encode_stored(
 /// each stored object's memoised one where the watch cache keeps a memo, so a list of
 /// unchanged objects is assembled, not encoded.
 pub fn encode_list(
-    catalog: &Catalog,
+    wire: Wire,
     info: &ResourceInfo,
     list: &ObjectList,
 ) -> Result<Vec<u8>, ApiError> {
+    let catalog = wire.catalog;
     let list_message =
         message_of(catalog, info, true).ok_or_else(|| uncatalogued(&info.list_kind))?;
-    let message = message_of(catalog, info, false).ok_or_else(|| uncatalogued(&info.kind))?;
+    let message = object_message_of(wire, info)?;
     let api_version = info.api_version();
     let items = list
         .items
@@ -179,6 +181,14 @@ pub fn encode_list(
         return Ok(out);
     }
     encode_known(catalog, &list.clone().into_value(info)?)
+}
+
+/// The message of `info`'s kind: the one negotiated with the request, else the
+/// catalog's.
+fn object_message_of(wire: Wire, info: &ResourceInfo) -> Result<&'static Message, ApiError> {
+    wire.object
+        .or_else(|| message_of(wire.catalog, info, false))
+        .ok_or_else(|| uncatalogued(&info.kind))
 }
 
 /// A stored object's own message (no envelope) in `api_version`: memoised beside the

@@ -58,7 +58,7 @@ where
         Ok(res) => res,
         Err(e) => {
             let protobuf = errors_in.and_then(|(output, wire)| {
-                let body = super::protobuf::encode_status(wire.0, &e.to_status())?;
+                let body = super::protobuf::encode_status(wire.catalog, &e.to_status())?;
                 Some(document(e.code, negotiation::content_type(output), body))
             });
             protobuf.unwrap_or_else(|| error_response(&e))
@@ -142,7 +142,7 @@ where
             match output {
                 Output::Json => return Ok(json_ok(stored.to_json(info)?)),
                 Output::Protobuf(wire) => {
-                    let body = super::protobuf::encode_stored(wire.0, info, &stored)?;
+                    let body = super::protobuf::encode_stored(wire, info, &stored)?;
                     return Ok(document(
                         StatusCode::OK,
                         negotiation::content_type(output),
@@ -166,7 +166,7 @@ where
             match output {
                 Output::Json => return Ok(json_ok(list.to_json(info)?)),
                 Output::Protobuf(wire) => {
-                    let body = super::protobuf::encode_list(wire.0, info, &list)?;
+                    let body = super::protobuf::encode_list(wire, info, &list)?;
                     return Ok(document(
                         StatusCode::OK,
                         negotiation::content_type(output),
@@ -313,7 +313,7 @@ where
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let opts = super::with_admission(query.write_options("CreateOptions")?, &req);
-    let wire = Some(negotiation::Wire(api.protobuf));
+    let wire = Some(negotiation::Wire::catalog(api.protobuf));
     let (body, _) = decoded(req, &opts, None, wire).await?;
     let name = r.name.clone().unwrap_or_default();
     store
@@ -388,7 +388,7 @@ where
     // A subresource's body (a Binding, an Eviction) is whatever kind its envelope says.
     let protobuf = match (info, wire) {
         (Some(info), Some(wire)) if negotiation::is_protobuf(&content_type) => {
-            super::protobuf::message_of(wire.0, info, false).map(|m| (Some(info), wire, Some(m)))
+            wire.object.map(|m| (Some(info), wire, Some(m)))
         }
         (None, Some(wire)) if negotiation::is_protobuf(&content_type) => Some((None, wire, None)),
         _ => None,
@@ -408,9 +408,9 @@ where
     if let Some((info, wire, message)) = protobuf {
         let body = match (info, message) {
             (Some(info), Some(message)) => {
-                super::protobuf::decode_body(wire.0, &bytes, message, &info.kind)?
+                super::protobuf::decode_body(wire.catalog, &bytes, message, &info.kind)?
             }
-            _ => super::protobuf::decode_enveloped(wire.0, &bytes)?,
+            _ => super::protobuf::decode_enveloped(wire.catalog, &bytes)?,
         };
         let messages: Vec<String> = body.unknown.iter().map(ToString::to_string).collect();
         return field_validation(opts, body.value, messages);
@@ -502,7 +502,7 @@ pub fn respond(
         return json(value);
     }
     if let Output::Protobuf(wire) = output {
-        let bytes = super::protobuf::encode_known(wire.0, value)?;
+        let bytes = super::protobuf::encode_known(wire.catalog, value)?;
         return Ok(document(code, negotiation::content_type(output), bytes));
     }
     let body = present(store.strategy().as_ref(), output, value, is_list, how)?;

@@ -63,7 +63,7 @@ where
         .unwrap_or("application/json")
         .to_string();
     // Typed clients (`kubectl auth can-i`, `create token`) send and accept protobuf.
-    let wire = super::negotiation::Wire(api.protobuf);
+    let wire = super::negotiation::Wire::catalog(api.protobuf);
     let output = super::output_of(&req, Some(wire)).unwrap_or(Output::Json);
     let answer = async {
         let bytes = read_body(req.into_body()).await?;
@@ -90,7 +90,7 @@ where
     };
     Ok(match answer.await {
         Ok(v) => match output {
-            Output::Protobuf(wire) => match super::protobuf::encode_known(wire.0, &v) {
+            Output::Protobuf(wire) => match super::protobuf::encode_known(wire.catalog, &v) {
                 Ok(bytes) => {
                     super::document(StatusCode::CREATED, super::protobuf::MEDIA_TYPE, bytes)
                 }

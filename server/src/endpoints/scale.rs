@@ -119,7 +119,7 @@ where
     let opts = super::with_admission(opts, &req);
     // `autoscaling/v1` `Scale` is a built-in kind, in protobuf too, whatever is scaled.
     let scale_message = api.protobuf.kind("autoscaling", "v1", "Scale");
-    let wire = scale_message.map(|_| Wire(api.protobuf));
+    let wire = scale_message.map(|m| Wire::of(api.protobuf, m));
     let output = super::output_of(&req, wire)?;
     let new_scale: ScaleChange = match verb {
         "get" => {
@@ -195,7 +195,7 @@ fn answer(output: Output, scale: &Value) -> Result<Response<Body>, ApiError> {
         Output::Protobuf(wire) => Ok(super::document(
             StatusCode::OK,
             super::protobuf::MEDIA_TYPE,
-            super::protobuf::encode_known(wire.0, scale)?,
+            super::protobuf::encode_known(wire.catalog, scale)?,
         )),
         _ => Ok(json_response(StatusCode::OK, scale)),
     }
