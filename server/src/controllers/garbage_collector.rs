@@ -32,6 +32,10 @@ use crate::status::ApiError;
 
 /// How long changes are batched before a sweep.
 const BATCH: Duration = Duration::from_millis(50);
+/// How long a feed waits before watching again after a watch that failed or ended
+/// without an event.
+const WATCH_RETRY: Duration = Duration::from_secs(1);
+
 /// A sweep at least this often, to retry what failed.
 const RESYNC: Duration = Duration::from_secs(5);
 
@@ -292,10 +296,11 @@ async fn feed(
         let mut events = match store.watch_stored(None, &opts).await {
             Ok(e) => e,
             Err(_) => {
-                tokio::time::sleep(Duration::from_secs(1)).await;
+                tokio::time::sleep(WATCH_RETRY).await;
                 continue;
             }
         };
+        let mut delivered = false;
         while let Some(event) = events.next().await {
             let Some(event) = metadata_only(&info, event) else {
                 continue;
@@ -304,6 +309,7 @@ async fn feed(
                 resume = None; // expired: start over with the current state
                 break;
             }
+            delivered = true;
             if let Some(rv) = event
                 .object
                 .pointer("/metadata/resourceVersion")
@@ -314,6 +320,12 @@ async fn feed(
             if tx.send(Message::Event(index, event)).await.is_err() {
                 return;
             }
+        }
+        // A watch that ends before its first event (a removed CRD's closed cache, a
+        // storage outage) would end again at once: wait before the next one, or the
+        // feed spins, logging each failure, until the registry change reaches `run`.
+        if !delivered {
+            tokio::time::sleep(WATCH_RETRY).await;
         }
     }
 }
