@@ -55,6 +55,11 @@ use crate::interface::{
     Deleted, KeyValue, ListRequest, ListResponse, ReadAt, Result, Revision, Storage, WatchStream,
 };
 
+/// How many times a request whose connection was refused is sent again at once
+/// before [`EtcdStorage::call`] backs off: with one endpoint of several down, each try
+/// may reach a live one.
+const IMMEDIATE_REPICKS: u32 = 8;
+
 /// The largest reply read from etcd: etcd-client's default of 4 MB made an unpaged list
 /// of more than 4 MB of objects (or a cache page of large ones) fail; kube-apiserver
 /// sets `MaxCallRecvMsgSize` to the same `math.MaxInt32`.
@@ -230,6 +235,7 @@ impl EtcdStorage {
     {
         let deadline = Instant::now() + self.shared.config.request_timeout;
         let mut backoff = self.shared.config.initial_backoff;
+        let mut repicks = 0;
         loop {
             match request(
                 self.shared
@@ -239,6 +245,13 @@ impl EtcdStorage {
             )
             .await
             {
+                // A refused connection fails at once, and the balancer may pick a live
+                // endpoint next time: try again without waiting, a few times, before
+                // backing off (as clientv3 moves on to the next endpoint).
+                Err(error) if kind(&error) == Kind::NotSent && repicks < IMMEDIATE_REPICKS => {
+                    tracing::debug!(%error, "etcd endpoint unreachable; trying another");
+                    repicks += 1;
+                }
                 Err(error)
                     if (kind(&error) == Kind::NotSent
                         || (idempotent && kind(&error) == Kind::Unavailable))
