@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use crate::field::{ErrorList, FieldError, FieldPath};
 use crate::resource::{PrinterColumn, ResourceInfo, ScaleInfo, Scope, Str, Subresources};
 use crate::schema::{Definitions, Schema};
+use kapi_validation::{is_dns1123_label as is_dns_label, is_dns1123_subdomain as is_dns_subdomain};
 
 /// `spec.names`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -310,22 +311,6 @@ fn require_object<'a>(
     }
 }
 
-/// Kubernetes' DNS-1123 label: lowercase alphanumerics and '-', at most 63 characters.
-fn is_dns_label(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 63
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !s.starts_with('-')
-        && !s.ends_with('-')
-}
-
-fn is_dns_subdomain(s: &str) -> bool {
-    s.len() <= 253 && s.split('.').all(is_dns_label)
-}
-
-const DNS_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-
 fn parse_names(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorList) -> Names {
     let mut names = Names {
         kind: String::new(),
@@ -345,7 +330,7 @@ fn parse_names(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorList) -> Names
         errs.push(FieldError::invalid(
             &at.child("plural"),
             names.plural.as_str(),
-            DNS_LABEL_MSG,
+            &kapi_validation::dns1123_label_pattern_error(),
         ));
     }
     names.kind = opt_string(obj, "kind", at, errs).unwrap_or_default();
@@ -369,7 +354,7 @@ fn parse_names(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorList) -> Names
         errs.push(FieldError::invalid(
             &at.child("singular"),
             names.singular.as_str(),
-            DNS_LABEL_MSG,
+            &kapi_validation::dns1123_label_pattern_error(),
         ));
     }
     names.list_kind =
@@ -387,7 +372,7 @@ fn parse_names(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorList) -> Names
             errs.push(FieldError::invalid(
                 &at.child("shortNames").index(i),
                 s.as_str(),
-                DNS_LABEL_MSG,
+                &kapi_validation::dns1123_label_pattern_error(),
             ));
         }
     }
@@ -397,7 +382,7 @@ fn parse_names(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorList) -> Names
             errs.push(FieldError::invalid(
                 &at.child("categories").index(i),
                 s.as_str(),
-                DNS_LABEL_MSG,
+                &kapi_validation::dns1123_label_pattern_error(),
             ));
         }
     }
@@ -438,7 +423,7 @@ fn parse_versions(
             errs.push(FieldError::invalid(
                 &vp.child("name"),
                 name.as_str(),
-                DNS_LABEL_MSG,
+                &kapi_validation::dns1123_label_pattern_error(),
             ));
         } else if !seen.insert(name.clone()) {
             errs.push(FieldError::invalid(

@@ -8,86 +8,13 @@ use serde_json::{Map, Value};
 
 use crate::field::{ErrorList, FieldError, FieldPath};
 
-/// Maximum length of a DNS-1123 label (namespaces, label name parts).
-pub const DNS1123_LABEL_MAX: usize = 63;
-/// Maximum length of a DNS-1123 subdomain (most object names).
-pub const DNS1123_SUBDOMAIN_MAX: usize = 253;
 /// Maximum total size of an object's annotations, keys and values.
 pub const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
 
-const DNS1123_LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
-const DNS1123_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
-const DNS1123_SUBDOMAIN_FMT: &str =
-    r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
-const DNS1123_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
-
-/// Go's `validation.RegexError`: the message, examples and the regex.
-fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
-    if examples.is_empty() {
-        return format!("{msg} (regex used for validation is '{fmt}')");
-    }
-    let examples: Vec<String> = examples.iter().map(|e| format!("'{e}', ")).collect();
-    format!(
-        "{msg} (e.g. {}regex used for validation is '{fmt}')",
-        examples.join(" or ")
-    )
-}
-
-fn max_len_error(n: usize) -> String {
-    format!("must be no more than {n} characters")
-}
-
-fn is_dns_label(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.iter()
-            .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
-        && b[0] != b'-'
-        && b[b.len() - 1] != b'-'
-}
-
-/// `IsDNS1123Label`: the problems with `s`, empty when it is valid.
-pub fn dns1123_label_errors(s: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if s.len() > DNS1123_LABEL_MAX {
-        errs.push(max_len_error(DNS1123_LABEL_MAX));
-    }
-    if !is_dns_label(s) {
-        errs.push(regex_error(
-            DNS1123_LABEL_MSG,
-            DNS1123_LABEL_FMT,
-            &["my-name", "123-abc"],
-        ));
-    }
-    errs
-}
-
-/// `IsDNS1123Subdomain`: the problems with `s`, empty when it is valid.
-pub fn dns1123_subdomain_errors(s: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if s.len() > DNS1123_SUBDOMAIN_MAX {
-        errs.push(max_len_error(DNS1123_SUBDOMAIN_MAX));
-    }
-    if s.is_empty() || !s.split('.').all(is_dns_label) {
-        errs.push(regex_error(
-            DNS1123_SUBDOMAIN_MSG,
-            DNS1123_SUBDOMAIN_FMT,
-            &["example.com"],
-        ));
-    }
-    errs
-}
-
-/// `IsQualifiedName` (Kubernetes' `content.IsLabelKey`): `[prefix/]name`, as label keys,
-/// annotation keys and finalizers are.
-pub fn qualified_name_errors(s: &str) -> Vec<String> {
-    crate::selector::label::label_key_errors(s)
-}
-
-/// `IsValidLabelValue` (Kubernetes' `content.IsLabelValue`).
-pub fn label_value_errors(s: &str) -> Vec<String> {
-    crate::selector::label::label_value_errors(s)
-}
+pub use kapi_validation::{
+    DNS1123_LABEL_MAX, DNS1123_SUBDOMAIN_MAX, dns1123_label_errors, dns1123_subdomain_errors,
+    label_value_errors, qualified_name_errors,
+};
 
 /// How a resource's names are checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

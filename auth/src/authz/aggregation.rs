@@ -11,7 +11,7 @@ use std::fmt;
 use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
-use super::go_format::quote;
+use kapi_validation::go::quote;
 
 /// A label selector that cannot be evaluated (kube's `LabelSelectorAsSelector` errors).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -17,12 +17,12 @@ use k8s_openapi::api::rbac::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::Attributes;
-use super::go_format::{aggregate, quote, quote_list};
 use super::rbac::{
     API_GROUP, API_GROUP_ALL, NON_RESOURCE_ALL, PolicySnapshot, RESOURCE_ALL, ResolutionError,
     VERB_ALL, resolve_rules,
 };
 use crate::user::{MASTERS, UserInfo};
+use kapi_validation::go::{aggregate, quote, quote_list};
 
 /// Whether `owner_rules` allow everything `requested` allows, as kube's `Covers`; if not,
 /// the uncovered part, broken down into rules of one group, resource, verb and name (or

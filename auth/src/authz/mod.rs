@@ -13,7 +13,6 @@ pub mod bootstrap;
 pub mod escalation;
 #[cfg(test)]
 mod fixtures;
-mod go_format;
 pub mod rbac;
 
 pub use attributes::Attributes;

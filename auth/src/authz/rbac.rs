@@ -13,9 +13,9 @@ use k8s_openapi::api::rbac::v1::{
     ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
 };
 
-use super::go_format::{aggregate, quote};
 use super::{Attributes, Decision};
 use crate::user::UserInfo;
+use kapi_validation::go::{aggregate, quote};
 
 /// The API group of RBAC objects.
 pub const API_GROUP: &str = "rbac.authorization.k8s.io";

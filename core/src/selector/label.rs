@@ -24,6 +24,8 @@ use serde_json::Value;
 
 use super::SelectorError;
 use crate::field::{FieldError, FieldPath};
+use kapi_validation::go::aggregate;
+use kapi_validation::{label_value_errors, qualified_name_errors as label_key_errors};
 
 /// The operator of one label [`Requirement`], as `k8s.io/apimachinery/pkg/selection`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -225,7 +227,7 @@ impl Requirement {
                 values,
             })
         } else {
-            Err(SelectorError::new(aggregate(errs)))
+            Err(SelectorError::new(aggregate(&errs)))
         }
     }
 
@@ -419,134 +421,7 @@ impl std::str::FromStr for LabelSelector {
 }
 
 // ---------------------------------------------------------------------------------
-// Validation (k8s.io/apimachinery/pkg/api/validate/content), Kubernetes' messages.
-
-const LABEL_KEY_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
-const LABEL_KEY_ERR: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
-const LABEL_VALUE_ERR: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const DNS1123_SUBDOMAIN_FMT: &str =
-    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
-const DNS1123_SUBDOMAIN_ERR: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
-const NAME_MAX: usize = 63;
-const DNS1123_SUBDOMAIN_MAX: usize = 253;
-
-fn regex_error(msg: &str, re: &str, examples: &[&str]) -> String {
-    let mut s = format!("{msg} (e.g. ");
-    for (i, e) in examples.iter().enumerate() {
-        if i > 0 {
-            s.push_str(" or ");
-        }
-        s.push('\'');
-        s.push_str(e);
-        s.push_str("', ");
-    }
-    s.push_str("regex used for validation is '");
-    s.push_str(re);
-    s.push_str("')");
-    s
-}
-
-fn max_len_error(n: usize) -> String {
-    format!("must be no more than {n} bytes")
-}
-
-/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`.
-fn is_name(s: &str) -> bool {
-    let b = s.as_bytes();
-    match (b.first(), b.last()) {
-        (Some(f), Some(l)) => {
-            f.is_ascii_alphanumeric()
-                && l.is_ascii_alphanumeric()
-                && b.iter()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-        }
-        _ => false,
-    }
-}
-
-/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*`.
-fn is_dns1123_subdomain(s: &str) -> bool {
-    let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-    s.split('.').all(|label| {
-        let b = label.as_bytes();
-        match (b.first(), b.last()) {
-            (Some(f), Some(l)) => alnum(f) && alnum(l) && b.iter().all(|c| alnum(c) || *c == b'-'),
-            _ => false,
-        }
-    })
-}
-
-/// Kubernetes' `IsLabelKey` (`IsQualifiedName`): the list of problems, empty when valid.
-pub(crate) fn label_key_errors(value: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    let parts: Vec<&str> = value.split('/').collect();
-    let name = match parts.as_slice() {
-        [name] => *name,
-        [prefix, name] => {
-            if prefix.is_empty() {
-                errs.push("prefix part must be non-empty".to_string());
-            } else {
-                if prefix.len() > DNS1123_SUBDOMAIN_MAX {
-                    errs.push(format!(
-                        "prefix part {}",
-                        max_len_error(DNS1123_SUBDOMAIN_MAX)
-                    ));
-                }
-                if !is_dns1123_subdomain(prefix) {
-                    errs.push(format!(
-                        "prefix part {}",
-                        regex_error(
-                            DNS1123_SUBDOMAIN_ERR,
-                            DNS1123_SUBDOMAIN_FMT,
-                            &["example.com"]
-                        )
-                    ));
-                }
-            }
-            *name
-        }
-        _ => {
-            errs.push(format!(
-                "a valid label key {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
-                regex_error(LABEL_KEY_ERR, LABEL_KEY_FMT, &["MyName", "my.name", "123-abc"])
-            ));
-            return errs;
-        }
-    };
-    if name.is_empty() {
-        errs.push("name part must be non-empty".to_string());
-    } else if name.len() > NAME_MAX {
-        errs.push(format!("name part {}", max_len_error(NAME_MAX)));
-    }
-    if !is_name(name) {
-        errs.push(format!(
-            "name part {}",
-            regex_error(
-                LABEL_KEY_ERR,
-                LABEL_KEY_FMT,
-                &["MyName", "my.name", "123-abc"]
-            )
-        ));
-    }
-    errs
-}
-
-/// Kubernetes' `IsValidLabelValue`: the list of problems, empty when valid.
-pub(crate) fn label_value_errors(value: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if value.len() > NAME_MAX {
-        errs.push(max_len_error(NAME_MAX));
-    }
-    if !value.is_empty() && !is_name(value) {
-        errs.push(regex_error(
-            LABEL_VALUE_ERR,
-            LABEL_VALUE_FMT,
-            &["MyValue", "my_value", "12345"],
-        ));
-    }
-    errs
-}
+// Validation: the rules and words are `kapi_validation`'s.
 
 fn validate_label_key(key: &str, path: &FieldPath) -> Result<(), FieldError> {
     let errs = label_key_errors(key);
@@ -555,23 +430,6 @@ fn validate_label_key(key: &str, path: &FieldPath) -> Result<(), FieldError> {
     } else {
         Err(FieldError::invalid(path, key, errs.join("; ")))
     }
-}
-
-/// `utilerrors.NewAggregate(...).Error()`: one message as is, several deduplicated in `[a, b]`.
-fn aggregate(errs: Vec<String>) -> String {
-    if errs.len() == 1 {
-        return errs.into_iter().next().unwrap_or_default();
-    }
-    let mut seen: Vec<String> = Vec::new();
-    for e in errs {
-        if !seen.contains(&e) {
-            seen.push(e);
-        }
-    }
-    if seen.len() == 1 {
-        return seen.pop().unwrap_or_default();
-    }
-    format!("[{}]", seen.join(", "))
 }
 
 // ---------------------------------------------------------------------------------

@@ -27,13 +27,10 @@ pub fn dns1123_label_error(value: &str) -> Option<String> {
     const MESSAGE: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric \
                            characters or '-', and must start and end with an alphanumeric \
                            character (e.g. 'my-name', or '123-abc')";
-    if value.len() > 63 {
+    if value.len() > kapi_validation::DNS1123_LABEL_MAX {
         return Some("must be no more than 63 characters".to_string());
     }
-    let alnum = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
-    let ok = value.chars().all(|c| alnum(c) || c == '-')
-        && value.starts_with(alnum)
-        && value.ends_with(alnum);
+    let ok = kapi_validation::matches_dns1123_label(value);
     (!ok).then(|| MESSAGE.to_string())
 }
 
@@ -42,12 +39,10 @@ pub fn dns1123_subdomain_error(value: &str) -> Option<String> {
     const MESSAGE: &str = "a lowercase RFC 1123 subdomain must consist of lower case \
                            alphanumeric characters, '-' or '.', and must start and end with an \
                            alphanumeric character (e.g. 'example.com')";
-    if value.len() > 253 {
+    if value.len() > kapi_validation::DNS1123_SUBDOMAIN_MAX {
         return Some("must be no more than 253 characters".to_string());
     }
-    let ok = value
-        .split('.')
-        .all(|label| dns1123_label_error(label).is_none());
+    let ok = value.split('.').all(kapi_validation::is_dns1123_label);
     (!ok).then(|| MESSAGE.to_string())
 }
 
@@ -59,8 +54,7 @@ pub fn dns1035_label_error(value: &str) -> Option<String> {
     if value.len() > 63 {
         return Some("must be no more than 63 characters".to_string());
     }
-    let ok =
-        dns1123_label_error(value).is_none() && value.starts_with(|c: char| c.is_ascii_lowercase());
+    let ok = kapi_validation::matches_dns1035_label(value);
     (!ok).then(|| MESSAGE.to_string())
 }
 

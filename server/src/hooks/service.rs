@@ -29,6 +29,7 @@ use std::net::IpAddr;
 use kapi_core::__private::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kapi_core::meta::{dns1123_label_errors, dns1123_subdomain_errors};
 use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
+use kapi_validation::dns1035_label_errors;
 use serde_json::Value;
 
 use super::untracked_generation;
@@ -81,30 +82,6 @@ pub(super) fn port_name_errors(name: &str) -> Vec<String> {
 
 /// `IsValidIP`'s message.
 const INVALID_IP: &str = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)";
-
-/// `IsDNS1035Label`, which Service names follow.
-fn dns1035_label_errors(s: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if s.len() > 63 {
-        errs.push("must be no more than 63 characters".to_string());
-    }
-    let b = s.as_bytes();
-    let ok = !b.is_empty()
-        && b[0].is_ascii_lowercase()
-        && b.iter()
-            .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
-        && b[b.len() - 1] != b'-';
-    if !ok {
-        errs.push(
-            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', \
-             start with an alphabetic character, and end with an alphanumeric character \
-             (e.g. 'my-name',  or 'abc-123', regex used for validation is \
-             '[a-z]([-a-z0-9]*[a-z0-9])?')"
-                .to_string(),
-        );
-    }
-    errs
-}
 
 fn strings(v: &[&str]) -> Vec<Value> {
     v.iter().map(|s| Value::from(*s)).collect()

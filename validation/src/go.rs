@@ -1,11 +1,12 @@
-//! Go's `%q` formatting, so that RBAC messages read exactly as kube-apiserver's
-//! (`"alice"`, `["get" "list"]`): clients and tests match on this text.
+//! Go's formatting of the values and lists messages quote, so that messages read
+//! exactly as kube-apiserver's (`"alice"`, `["get" "list"]`, apimachinery's aggregated
+//! errors): clients and tests match on this text.
 
 use std::fmt::Write;
 
 /// A string quoted as Go's `strconv.Quote` does: double quotes, with backslash escapes
 /// for quotes, backslashes and control characters; printable Unicode is kept.
-pub(crate) fn quote(s: &str) -> String {
+pub fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
@@ -33,7 +34,7 @@ pub(crate) fn quote(s: &str) -> String {
 }
 
 /// A list of strings as Go's `%q` prints a `[]string`: `["a" "b"]`, `[]` when empty.
-pub(crate) fn quote_list<S: AsRef<str>>(items: &[S]) -> String {
+pub fn quote_list<S: AsRef<str>>(items: &[S]) -> String {
     let quoted: Vec<String> = items.iter().map(|s| quote(s.as_ref())).collect();
     format!("[{}]", quoted.join(" "))
 }
@@ -41,7 +42,7 @@ pub(crate) fn quote_list<S: AsRef<str>>(items: &[S]) -> String {
 /// Several error messages as apimachinery's `utilerrors.NewAggregate(...).Error()`
 /// prints them: the message alone when there is one (or all are the same), otherwise
 /// the distinct messages in order, `[a, b]`.
-pub(crate) fn aggregate(messages: &[String]) -> String {
+pub fn aggregate(messages: &[String]) -> String {
     let mut distinct: Vec<&str> = Vec::new();
     for m in messages {
         if !distinct.contains(&m.as_str()) {
