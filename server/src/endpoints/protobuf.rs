@@ -136,23 +136,27 @@ pub fn encode_known(catalog: &Catalog, value: &Value) -> Result<Vec<u8>, ApiErro
     })
 }
 
-/// A stored object as the protobuf body of a GET, in `info`'s version.
+/// A stored object as the protobuf body of a GET, in `info`'s version: the memoised
+/// envelope itself where the watch cache keeps a memo, so a read copies nothing.
 pub fn encode_stored(
     wire: Wire,
     info: &ResourceInfo,
     stored: &StoredObject,
-) -> Result<Vec<u8>, ApiError> {
+) -> Result<Bytes, ApiError> {
     let message = object_message_of(wire, info)?;
-    let api_version = info.api_version();
-    let raw = object_message(wire.catalog, message, info, &api_version, stored, None)?;
-    let mut out = Vec::with_capacity(raw.len() + 64);
-    envelope::wrap(&api_version, &info.kind, &raw, &mut out);
-    Ok(out)
+    enveloped_object(
+        wire.catalog,
+        message,
+        info,
+        &info.api_version(),
+        stored,
+        None,
+    )
 }
 
-/// A page of a collection as the protobuf body of a LIST: its items' messages are
-/// each stored object's memoised one where the watch cache keeps a memo, so a list of
-/// unchanged objects is assembled, not encoded.
+/// A page of a collection as the protobuf body of a LIST: its items' messages are cut
+/// from each stored object's memoised envelope where the watch cache keeps a memo, so
+/// a list of unchanged objects is assembled, not encoded.
 pub fn encode_list(
     wire: Wire,
     info: &ResourceInfo,
@@ -168,7 +172,9 @@ pub fn encode_list(
         .iter()
         .map(|item| {
             let decoded = item.decoded.as_ref();
-            object_message(catalog, message, info, &api_version, &item.stored, decoded)
+            let enveloped =
+                enveloped_object(catalog, message, info, &api_version, &item.stored, decoded)?;
+            raw_message(&enveloped)
         })
         .collect::<Result<Vec<_>, _>>()?;
     let mut fields = Map::new();
@@ -191,11 +197,11 @@ fn object_message_of(wire: Wire, info: &ResourceInfo) -> Result<&'static Message
         .ok_or_else(|| uncatalogued(&info.kind))
 }
 
-/// A stored object's own message (no envelope) in `api_version`: memoised beside the
-/// watch cache's copy of the object when it has one, so each state of an object is
-/// encoded once however often it is read. `decoded` is the object if it was parsed
-/// already.
-fn object_message(
+/// A stored object enveloped in `api_version`: memoised beside the watch cache's copy
+/// of the object when it has one, so each state of an object is encoded once however
+/// often it is read, by GETs (the envelope as it is) or LISTs (the message inside it,
+/// [`raw_message`]). `decoded` is the object if it was parsed already.
+fn enveloped_object(
     catalog: &Catalog,
     message: &'static Message,
     info: &ResourceInfo,
@@ -218,15 +224,26 @@ fn object_message(
                 &std::io::Error::other("the stored value is not an object"),
             )
         })?;
-        let mut out = Vec::with_capacity(stored.value.len());
+        let mut out = Vec::with_capacity(stored.value.len() + 64);
+        let mark = envelope::begin_wrap(api_version, &info.kind, &mut out);
         encode::encode(catalog, message, map, &mut out)
             .map_err(|e| ApiError::internal("encoding an object as protobuf", &e))?;
+        envelope::end_wrap(&mut out, mark);
         Ok(Bytes::from(out))
     };
     match stored.memo.encodings() {
         Some(memo) => memo.try_get_or_insert_with(memo_key("protobuf", api_version), encode_it),
         None => encode_it(),
     }
+}
+
+/// The object's own message inside an envelope [`enveloped_object`] wrote, shared with
+/// it rather than copied.
+fn raw_message(enveloped: &Bytes) -> Result<Bytes, ApiError> {
+    let raw = envelope::unwrap(enveloped)
+        .map_err(|e| ApiError::internal("reading a memoised protobuf envelope", &e))?
+        .raw;
+    Ok(enveloped.slice_ref(raw))
 }
 
 fn uncatalogued(kind: &str) -> ApiError {
