@@ -128,6 +128,19 @@ pub fn unwrap(body: &[u8]) -> Result<Envelope<'_>, EnvelopeError> {
     Ok(env)
 }
 
+/// The object message of an enveloped body, found without reading `typeMeta` or
+/// anything after the message: for bodies written by [`wrap`] or [`begin_wrap`], where
+/// [`unwrap`]'s checks would only repeat what the writer did. `None` when there is none.
+pub fn raw_of(body: &[u8]) -> Option<&[u8]> {
+    let mut reader = Reader::new(body.strip_prefix(MAGIC)?);
+    while let Ok(Some((number, value))) = reader.next_field() {
+        if let (2, Value::Len(raw)) = (number, value) {
+            return Some(raw);
+        }
+    }
+    None
+}
+
 fn utf8(s: &[u8]) -> Result<&str, EnvelopeError> {
     std::str::from_utf8(s)
         .map_err(|_| EnvelopeError::Wire("runtime.Unknown: typeMeta is not UTF-8".into()))
@@ -208,6 +221,12 @@ mod tests {
         streamed.extend_from_slice(b"\x0a\x00");
         end_wrap(&mut streamed, mark);
         assert_eq!(streamed, body);
+        assert_eq!(raw_of(&body), Some(&b"\x0a\x00"[..]));
+        let mut long = Vec::new();
+        let message = vec![7u8; 300];
+        wrap("apps/v1", "Deployment", &message, &mut long);
+        assert_eq!(raw_of(&long), Some(&message[..]));
+        assert_eq!(raw_of(b"{}"), None);
 
         let mut stream = Vec::new();
         watch_frame("ADDED", &body, &mut stream);

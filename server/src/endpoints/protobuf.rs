@@ -167,15 +167,17 @@ pub fn encode_list(
         message_of(catalog, info, true).ok_or_else(|| uncatalogued(&info.list_kind))?;
     let message = object_message_of(wire, info)?;
     let api_version = info.api_version();
-    let items = list
+    let enveloped = list
         .items
         .iter()
         .map(|item| {
             let decoded = item.decoded.as_ref();
-            let enveloped =
-                enveloped_object(catalog, message, info, &api_version, &item.stored, decoded)?;
-            raw_message(&enveloped)
+            enveloped_object(catalog, message, info, &api_version, &item.stored, decoded)
         })
+        .collect::<Result<Vec<_>, _>>()?;
+    let items = enveloped
+        .iter()
+        .map(|e| raw_message(e))
         .collect::<Result<Vec<_>, _>>()?;
     let mut fields = Map::new();
     fields.insert("metadata".into(), list.metadata.clone());
@@ -237,13 +239,14 @@ fn enveloped_object(
     }
 }
 
-/// The object's own message inside an envelope [`enveloped_object`] wrote, shared with
-/// it rather than copied.
-fn raw_message(enveloped: &Bytes) -> Result<Bytes, ApiError> {
-    let raw = envelope::unwrap(enveloped)
-        .map_err(|e| ApiError::internal("reading a memoised protobuf envelope", &e))?
-        .raw;
-    Ok(enveloped.slice_ref(raw))
+/// The object's own message inside an envelope [`enveloped_object`] wrote.
+fn raw_message(enveloped: &[u8]) -> Result<&[u8], ApiError> {
+    envelope::raw_of(enveloped).ok_or_else(|| {
+        ApiError::internal(
+            "reading a memoised protobuf envelope",
+            &std::io::Error::other("the envelope holds no message"),
+        )
+    })
 }
 
 fn uncatalogued(kind: &str) -> ApiError {
