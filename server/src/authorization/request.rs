@@ -8,6 +8,7 @@ use kapi_auth::authz::Attributes;
 
 use crate::endpoints::path::{self, Route};
 use crate::endpoints::query::Query;
+use crate::endpoints::verb::Verb;
 
 /// The attributes of a request by `user` for `method` on `path` with `query`.
 pub fn attributes(user: UserInfo, method: &Method, path: &str, query: Option<&str>) -> Attributes {
@@ -21,18 +22,10 @@ pub fn attributes(user: UserInfo, method: &Method, path: &str, query: Option<&st
         return attrs;
     };
     let watch = r.watch || Query::parse(query).flag("watch");
-    attrs.verb = match (method, r.name.is_some()) {
-        (&Method::GET | &Method::HEAD, _) if watch => "watch",
-        (&Method::GET | &Method::HEAD, true) => "get",
-        (&Method::GET | &Method::HEAD, false) => "list",
-        (&Method::POST, _) => "create",
-        (&Method::PUT, _) => "update",
-        (&Method::PATCH, _) => "patch",
-        (&Method::DELETE, true) => "delete",
-        (&Method::DELETE, false) => "deletecollection",
-        (m, _) => return non_resource(attrs, m),
-    }
-    .to_string();
+    attrs.verb = match Verb::of(method, r.name.is_some(), watch) {
+        Some(verb) => verb.as_str().to_string(),
+        None => return non_resource(attrs, method),
+    };
     attrs.resource_request = true;
     attrs.api_group = r.group;
     attrs.api_version = r.version;

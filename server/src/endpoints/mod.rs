@@ -12,6 +12,7 @@ pub mod query;
 mod resource;
 mod reviews;
 mod scale;
+pub mod verb;
 mod watch;
 
 use std::convert::Infallible;
@@ -295,13 +296,8 @@ fn request_labels(method: &Method, uri: &http::Uri) -> crate::metrics::RequestLa
     };
     if let Some(Route::Resource(r)) = path::parse(uri.path()) {
         let watch = r.watch || query::Query::parse(uri.query()).flag("watch");
-        labels.verb = match (method.as_str(), r.name.is_some()) {
-            ("GET", _) if watch => "WATCH",
-            ("GET", false) => "LIST",
-            ("DELETE", false) => "DELETECOLLECTION",
-            (m, _) => m,
-        }
-        .to_string();
+        let verb = verb::Verb::of(method, r.name.is_some(), watch);
+        labels.verb = verb::Verb::metric_label(verb, method).to_string();
         labels.group = r.group;
         labels.version = r.version;
         labels.resource = r.plural;

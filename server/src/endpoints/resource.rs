@@ -12,6 +12,7 @@ use super::negotiation::{self, Output, decode_body};
 use super::patch::PatchType;
 use super::path::ResourcePath;
 use super::query::Query;
+use super::verb::Verb;
 use super::{
     Api, Body, api_document, document, error_response, output_of, read_body, with_warnings,
 };
@@ -20,20 +21,21 @@ use crate::registry::{Deletion, FieldValidation, Store, Subresource, WriteOption
 use crate::status::ApiError;
 use crate::table::IncludeObject;
 
-/// The verb of a request, as kube-apiserver names it (and lists it in discovery).
+/// The verb of a request, as kube-apiserver names it (and lists it in discovery), for
+/// the routes a resource has: a create names no object unless it is on a subresource,
+/// an update or patch names one, and HEAD is not served.
 fn verb(method: &Method, r: &ResourcePath, query: &Query) -> Option<&'static str> {
     let named = r.name.is_some();
-    Some(match *method {
-        Method::GET if r.watch || query.flag("watch") => "watch",
-        Method::GET if named => "get",
-        Method::GET => "list",
-        Method::POST if !named || r.subresource.is_some() => "create",
-        Method::PUT if named => "update",
-        Method::PATCH if named => "patch",
-        Method::DELETE if named => "delete",
-        Method::DELETE => "deletecollection",
-        _ => return None,
-    })
+    if *method == Method::HEAD {
+        return None;
+    }
+    let verb = Verb::of(method, named, r.watch || query.flag("watch"))?;
+    let routed = match verb {
+        Verb::Create => !named || r.subresource.is_some(),
+        Verb::Update | Verb::Patch => named,
+        _ => true,
+    };
+    routed.then(|| verb.as_str())
 }
 
 /// Serves a request for a resource path.
