@@ -5,7 +5,8 @@
 //! range) or is headless (`None`) or an `ExternalName`; a `NodePort` or `LoadBalancer`
 //! Service gets a free node port for every port that does not name one. The values are
 //! chosen at a random place in the range and probed upwards, as kube-apiserver's
-//! allocators do. Deliberate differences: IPv4 only (no dual stack); no
+//! allocators do, above the range's first few values, which are kept for Services
+//! that name theirs (kube's static subranges) and used only when the rest are taken. Deliberate differences: IPv4 only (no dual stack); no
 //! `healthCheckNodePort`; a change of type on update does not allocate (kube's
 //! `BeginUpdate` does); a dry-run create allocates nothing.
 
@@ -140,19 +141,29 @@ impl ServiceAllocator {
         }
     }
 
-    /// A free value among `candidates` (probed from a random place), reserved.
+    /// A free value among the `count` values `nth` gives, reserved: first from the
+    /// values above the first `reserved` (probed from a random place), then, when
+    /// those are all taken, from the first `reserved`. That lower band is kept for
+    /// values clients ask for (kube's static subranges, KEP-3070 and KEP-3668), so an
+    /// address or port picked for another Service rarely takes one a manifest names.
     async fn allocate<T: Copy>(
         &self,
-        count: u64,
+        (count, reserved): (u64, u64),
         nth: impl Fn(u64) -> T,
         key: impl Fn(T) -> String,
         owner: &Value,
     ) -> Result<Option<T>, LifecycleError> {
-        let start = (uuid::Uuid::new_v4().as_u128() % u128::from(count.max(1))) as u64;
-        for i in 0..count {
-            let value = nth((start + i) % count);
-            if self.reserve(&key(value), owner).await? {
-                return Ok(Some(value));
+        let reserved = reserved.min(count);
+        for (first, len) in [(reserved, count - reserved), (0, reserved)] {
+            if len == 0 {
+                continue;
+            }
+            let start = (uuid::Uuid::new_v4().as_u128() % u128::from(len)) as u64;
+            for i in 0..len {
+                let value = nth(first + (start + i) % len);
+                if self.reserve(&key(value), owner).await? {
+                    return Ok(Some(value));
+                }
             }
         }
         Ok(None)
@@ -163,8 +174,9 @@ impl ServiceAllocator {
         let first = *offsets.start();
         let count = u64::from(offsets.end() - first + 1);
         let network = u32::from(self.ranges.network);
+        let size = 1u64 << (32 - self.ranges.prefix_len);
         self.allocate(
-            count,
+            (count, static_band(size, 256, 16)),
             |n| Ipv4Addr::from(network + first + n as u32),
             |ip| self.ip_key(ip),
             owner,
@@ -175,7 +187,8 @@ impl ServiceAllocator {
     async fn allocate_port(&self, owner: &Value) -> Result<Option<u16>, LifecycleError> {
         let first = *self.ranges.node_ports.start();
         let count = u64::from(self.ranges.node_ports.end() - first) + 1;
-        self.allocate(count, |n| first + n as u16, |p| self.port_key(p), owner)
+        let bands = (count, static_band(count, 128, 32));
+        self.allocate(bands, |n| first + n as u16, |p| self.port_key(p), owner)
             .await
     }
 
@@ -350,6 +363,18 @@ impl ServiceAllocator {
     }
 }
 
+/// How many of a range's first values are kept for clients that name them:
+/// `min(max(16, size / step), max)`, none in a range of 16 or fewer (kube's
+/// `calculateRangeOffset`: for IPs `max` 256 and `step` 16, so 16 of a /24; for node
+/// ports 128 and 32, so 86 of 30000-32767).
+fn static_band(size: u64, max: u64, step: u64) -> u64 {
+    const MIN: u64 = 16;
+    if size <= MIN {
+        return 0;
+    }
+    (size / step).clamp(MIN, max)
+}
+
 fn owner_of(obj: &Value) -> Value {
     json!({
         "namespace": obj["metadata"]["namespace"],
@@ -406,5 +431,44 @@ mod tests {
         assert!(!r.contains(Ipv4Addr::new(10, 0, 0, 0)));
         assert!(!r.contains(Ipv4Addr::new(10, 0, 0, 255)));
         assert!(!r.contains(Ipv4Addr::new(10, 0, 1, 1)));
+    }
+
+    #[test]
+    fn static_bands_are_sized_as_kube_sizes_them() {
+        assert_eq!(static_band(256, 256, 16), 16); // a /24
+        assert_eq!(static_band(1 << 20, 256, 16), 256); // a /12
+        assert_eq!(static_band(16, 256, 16), 0); // a /28
+        assert_eq!(static_band(2768, 128, 32), 86); // 30000-32767
+        assert_eq!(static_band(100, 128, 32), 16);
+    }
+
+    #[tokio::test]
+    async fn picked_addresses_leave_the_static_band_for_last() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage: Arc<dyn Storage> =
+            Arc::new(kapi_storage::EmbeddedStorage::open(dir.path()).unwrap());
+        let ranges = ServiceRanges {
+            network: Ipv4Addr::new(10, 0, 0, 0),
+            prefix_len: 27, // 30 usable addresses, the first 16 kept
+            ..ServiceRanges::default()
+        };
+        let allocator = ServiceAllocator::new(storage, "/registry", ranges);
+        let mut picked = Vec::new();
+        for i in 0..30 {
+            let owner = json!({"uid": format!("u{i}")});
+            picked.push(
+                allocator
+                    .allocate_ip(&owner)
+                    .await
+                    .unwrap()
+                    .unwrap()
+                    .octets()[3],
+            );
+        }
+        let (upper, lower) = picked.split_at(14);
+        assert!(upper.iter().all(|&o| (17..=30).contains(&o)), "{upper:?}");
+        assert!(lower.iter().all(|&o| (1..=16).contains(&o)), "{lower:?}");
+        let owner = json!({"uid": "full"});
+        assert_eq!(allocator.allocate_ip(&owner).await.unwrap(), None);
     }
 }
