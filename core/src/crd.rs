@@ -330,7 +330,7 @@ fn parse_names(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorList) -> Names
         errs.push(FieldError::invalid(
             &at.child("plural"),
             names.plural.as_str(),
-            &kapi_validation::dns1123_label_pattern_error(),
+            kapi_validation::dns1123_label_pattern_error(),
         ));
     }
     names.kind = opt_string(obj, "kind", at, errs).unwrap_or_default();
@@ -354,7 +354,7 @@ fn parse_names(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorList) -> Names
         errs.push(FieldError::invalid(
             &at.child("singular"),
             names.singular.as_str(),
-            &kapi_validation::dns1123_label_pattern_error(),
+            kapi_validation::dns1123_label_pattern_error(),
         ));
     }
     names.list_kind =
@@ -372,7 +372,7 @@ fn parse_names(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorList) -> Names
             errs.push(FieldError::invalid(
                 &at.child("shortNames").index(i),
                 s.as_str(),
-                &kapi_validation::dns1123_label_pattern_error(),
+                kapi_validation::dns1123_label_pattern_error(),
             ));
         }
     }
@@ -382,7 +382,7 @@ fn parse_names(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorList) -> Names
             errs.push(FieldError::invalid(
                 &at.child("categories").index(i),
                 s.as_str(),
-                &kapi_validation::dns1123_label_pattern_error(),
+                kapi_validation::dns1123_label_pattern_error(),
             ));
         }
     }
@@ -423,7 +423,7 @@ fn parse_versions(
             errs.push(FieldError::invalid(
                 &vp.child("name"),
                 name.as_str(),
-                &kapi_validation::dns1123_label_pattern_error(),
+                kapi_validation::dns1123_label_pattern_error(),
             ));
         } else if !seen.insert(name.clone()) {
             errs.push(FieldError::invalid(
