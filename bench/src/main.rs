@@ -122,7 +122,7 @@ struct MatrixArgs {
     #[arg(long, value_delimiter = ',')]
     clients: Option<Vec<usize>>,
     /// Measured time per cell, e.g. `2s` or `500ms` [default: 1500ms; the wire formats'
-    /// rounds: 1s].
+    /// rounds: 500ms].
     #[arg(long, value_parser = parse_duration)]
     duration: Option<Duration>,
     /// Unrecorded warm-up per cell [default: 500ms; the wire formats' rounds: 250ms].
