@@ -12,8 +12,8 @@ use crate::field::{ErrorList, FieldError, FieldPath};
 pub const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
 
 pub use kapi_validation::{
-    DNS1123_LABEL_MAX, DNS1123_SUBDOMAIN_MAX, dns1123_label_errors, dns1123_subdomain_errors,
-    label_value_errors, qualified_name_errors,
+    DNS1123_LABEL_MAX, DNS1123_SUBDOMAIN_MAX, dns1035_label_errors, dns1123_label_errors,
+    dns1123_subdomain_errors, label_value_errors, qualified_name_errors,
 };
 
 /// How a resource's names are checked.

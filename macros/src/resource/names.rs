@@ -51,7 +51,7 @@ pub fn dns1035_label_error(value: &str) -> Option<String> {
     const MESSAGE: &str = "a DNS-1035 label must consist of lower case alphanumeric characters \
                            or '-', start with an alphabetic character, and end with an \
                            alphanumeric character (e.g. 'v1', or 'v1beta2')";
-    if value.len() > 63 {
+    if value.len() > kapi_validation::DNS1035_LABEL_MAX {
         return Some("must be no more than 63 characters".to_string());
     }
     let ok = kapi_validation::matches_dns1035_label(value);

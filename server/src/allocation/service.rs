@@ -6,7 +6,8 @@
 //! Service gets a free node port for every port that does not name one. The values are
 //! chosen at a random place in the range and probed upwards, as kube-apiserver's
 //! allocators do, above the range's first few values, which are kept for Services
-//! that name theirs (kube's static subranges) and used only when the rest are taken. Deliberate differences: IPv4 only (no dual stack); no
+//! that name theirs (kube's static subranges) and used only when the rest are taken.
+//! Deliberate differences: IPv4 only (no dual stack); no
 //! `healthCheckNodePort`; a change of type on update does not allocate (kube's
 //! `BeginUpdate` does); a dry-run create allocates nothing.
 

@@ -60,11 +60,8 @@ impl Wire {
 
 impl PartialEq for Wire {
     fn eq(&self, other: &Self) -> bool {
-        std::ptr::eq(self.catalog, other.catalog)
-            && match (self.object, other.object) {
-                (Some(a), Some(b)) => std::ptr::eq(a, b),
-                (a, b) => a.is_none() && b.is_none(),
-            }
+        let object = |w: &Self| w.object.map(std::ptr::from_ref);
+        std::ptr::eq(self.catalog, other.catalog) && object(self) == object(other)
     }
 }
 

@@ -27,9 +27,8 @@ use std::collections::BTreeSet;
 use std::net::IpAddr;
 
 use kapi_core::__private::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-use kapi_core::meta::{dns1123_label_errors, dns1123_subdomain_errors};
+use kapi_core::meta::{dns1035_label_errors, dns1123_label_errors, dns1123_subdomain_errors};
 use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
-use kapi_validation::dns1035_label_errors;
 use serde_json::Value;
 
 use super::untracked_generation;
