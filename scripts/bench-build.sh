@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Clean release build of the `kapi` binary with every built-in resource, in a fresh target
-# folder (nothing cached but the downloaded crates), then the kapi-server crate alone with
-# its dependencies built. Prints the figures for BENCHMARKS.md.
+# folder (nothing cached but the downloaded crates), then the kapi-server crate (and the
+# kapi binary over it) alone with its dependencies built. Prints the figures for BENCHMARKS.md.
 # Usage: scripts/bench-build.sh   (run on a quiet machine; needs ~3 GB of disk)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,10 +14,10 @@ time_it() {
   end=$(date +%s.%N)
   awk -v s="$start" -v e="$end" 'BEGIN { printf "%.0f", e - s }'
 }
-full=$(time_it env CARGO_TARGET_DIR="$target" cargo build -q --release -p kapi-server --features etcd)
+full=$(time_it env CARGO_TARGET_DIR="$target" cargo build -q --release -p kapi --features etcd)
 echo "clean release build of kapi (every dependency, --features etcd): ${full} s"
 CARGO_TARGET_DIR="$target" cargo clean -q --release -p kapi-server
-alone=$(time_it env CARGO_TARGET_DIR="$target" cargo build -q --release -p kapi-server --features etcd)
+alone=$(time_it env CARGO_TARGET_DIR="$target" cargo build -q --release -p kapi --features etcd)
 echo "release build of kapi-server alone (generation + compile, dependencies built): ${alone} s"
 gen=$(find "$target/release/build" -path '*kapi-server-*/out/kapi_generated.rs' | head -1)
 echo "generated code: $(wc -l < "$gen") lines, $(grep -c '^\s*pub struct\|^\s*pub enum' "$gen") types, $(du -k "$gen" | cut -f1) KiB"

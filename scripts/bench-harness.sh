@@ -7,6 +7,6 @@
 # cores; extra arguments go to `kapi-bench all` (e.g. --smoke, --backend embedded).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -p kapi-server --features kapi-server/etcd -p kapi-bench --features kapi-bench/etcd
+cargo build --release -p kapi --features kapi/etcd -p kapi-bench --features kapi-bench/etcd
 target_dir="${CARGO_TARGET_DIR:-target}"
 exec "$target_dir/release/kapi-bench" all --kapi "$target_dir/release/kapi" --out BENCHMARKS.md "$@"

@@ -18,7 +18,7 @@ load() { echo "machine: $(nproc) cores; load average (1/5/15 min): $(cut -d' ' -
 for target in "${targets[@]}"; do
   case "$target" in
     storage) cargo bench -q -p kapi-storage --bench storage "${features[@]}" --no-run ;;
-    api) cargo bench -q -p kapi-server --bench api "${features[@]}" --no-run ;;
+    api) cargo bench -q -p kapi --bench api "${features[@]}" --no-run ;;
     *) echo "unknown benchmark $target (storage, api)" >&2; exit 2 ;;
   esac
 done
@@ -27,7 +27,7 @@ for target in "${targets[@]}"; do
   load
   case "$target" in
     storage) cargo bench -q -p kapi-storage --bench storage "${features[@]}" ;;
-    api) cargo bench -q -p kapi-server --bench api "${features[@]}" ;;
+    api) cargo bench -q -p kapi --bench api "${features[@]}" ;;
   esac
   load
 done

@@ -285,7 +285,7 @@ pub fn sibling_kapi_binary() -> Result<PathBuf, String> {
         Ok(bin)
     } else {
         Err(format!(
-            "no kapi binary at {} (build it with `cargo build -p kapi-server`, or pass --kapi PATH)",
+            "no kapi binary at {} (build it with `cargo build -p kapi`, or pass --kapi PATH)",
             bin.display()
         ))
     }

@@ -36,20 +36,12 @@ fn kapi_binary() -> std::path::PathBuf {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut command = Command::new(cargo);
         command
-            .args([
-                "build",
-                "-p",
-                "kapi-server",
-                "--bin",
-                "kapi",
-                "--profile",
-                profile,
-            ])
+            .args(["build", "-p", "kapi", "--bin", "kapi", "--profile", profile])
             .arg("--target-dir")
             .arg(target_dir)
             .current_dir(env!("CARGO_MANIFEST_DIR"));
         if cfg!(feature = "etcd") {
-            command.args(["--features", "kapi-server/etcd"]);
+            command.args(["--features", "kapi/etcd"]);
         }
         let status = command.status().expect("running cargo to build kapi");
         assert!(status.success(), "building the kapi binary failed");

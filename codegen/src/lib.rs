@@ -28,9 +28,10 @@
 //!
 //! ## As a command
 //!
-//! `kapi-codegen generate --schemas DIR --out DIR` writes a formatted module tree;
-//! `kapi-codegen check --schemas DIR` only validates. Problems are reported as
-//! `file:line:column: yaml.path: message`.
+//! The `kapi` binary drives this library: `kapi generate --schemas DIR --out DIR`
+//! writes a formatted module tree ([`Builder::generate_module_tree`]); `kapi check
+//! --schemas DIR` only validates ([`Builder::check`]); `kapi import-openapi` runs
+//! [`import`]. Problems are reported as `file:line:column: yaml.path: message`.
 
 mod definitions;
 mod diagnostic;

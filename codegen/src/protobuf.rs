@@ -1,5 +1,5 @@
 //! `ProtobufMessages` documents: the protobuf catalog of built-in kinds
-//! (`kapi_core::protobuf::Catalog`), as `kapi-codegen import-openapi --proto` writes it.
+//! (`kapi_core::protobuf::Catalog`), as `kapi import-openapi --proto` writes it.
 //!
 //! ```yaml
 //! apiVersion: kapi.dev/v1alpha1

@@ -1,7 +1,7 @@
 //! # kapi-server
 //!
-//! The generic Kubernetes-style API server, and the `kapi` binary serving the
-//! resources of the repository's `schemas/`.
+//! The generic Kubernetes-style API server, and the resources of the repository's
+//! `schemas/` it serves. The `kapi` crate is its binary: flags and wiring only.
 //!
 //! Layers, each depending only on the one below it (as in k8s.io/apiserver):
 //! - [`endpoints`]: routes derived from the registry, content negotiation, and the

@@ -2,8 +2,8 @@
 //! `cargo bench`), started on a loopback port and driven over HTTP/1.1 by blocking
 //! client threads, each with its own keep-alive connection.
 //!
-//! - `cargo bench -p kapi-server --bench api`: the embedded store;
-//! - `cargo bench -p kapi-server --bench api --features etcd`: also etcd, a real one
+//! - `cargo bench -p kapi --bench api`: the embedded store;
+//! - `cargo bench -p kapi --bench api --features etcd`: also etcd, a real one
 //!   that [`kapi_testing::EtcdProcess`] starts on loopback ports.
 //!
 //! Measured per backend: create throughput (POST widgets, 1 and 32 clients), GET by

@@ -1,67 +1,49 @@
-//! `kapi`: serves the resources of the repository's `schemas/`.
+//! `kapi serve`: its flags, named as kube-apiserver's, turned into a
+//! [`ServeConfig`] and served until a signal stops it.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
 use kapi_server::allocation::ServiceRanges;
 use kapi_server::registry::Resources;
 use kapi_server::server::{SecurityConfig, ServeConfig, serve, shutdown_signal};
 
-// Every request allocates a few hundred small objects (JSON values, headers, futures);
-// mimalloc's thread-local free lists serve them several times faster than glibc's
-// malloc did (see BENCHMARKS.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-#[derive(Parser)]
-#[command(
-    name = "kapi",
-    version,
-    about = "A Kubernetes-compatible API server for resources defined in YAML"
-)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Serve the API.
-    Serve {
-        /// Address to listen on.
-        #[arg(long, default_value = "127.0.0.1:6443")]
-        listen: SocketAddr,
-        /// Directory for the embedded store and the kubeconfig.
-        #[arg(long, default_value = "./kapi-data")]
-        data_dir: PathBuf,
-        /// etcd endpoints (comma-separated URLs); without them, the embedded store.
-        #[arg(long, value_delimiter = ',')]
-        etcd_servers: Vec<String>,
-        /// Key prefix of every object in the store.
-        #[arg(long, default_value = "/registry")]
-        etcd_prefix: String,
-        /// How often the store's history is compacted (`300s`, `5m`; `0` never). Watches
-        /// and continue tokens older than one interval then answer 410 Gone.
-        #[arg(long, default_value = "5m", value_parser = kapi_server::compactor::parse_duration)]
-        compaction_interval: std::time::Duration,
-        /// How long an Event is kept after its last write (`1h`, `90s`).
-        #[arg(long, default_value = "1h", value_parser = kapi_server::compactor::parse_duration)]
-        event_ttl: std::time::Duration,
-        /// The IPv4 range Service cluster IPs are allocated from.
-        #[arg(long, default_value = "10.0.0.0/24", value_parser = ServiceRanges::parse_cidr)]
-        service_cluster_ip_range: (std::net::Ipv4Addr, u8),
-        /// The range of Service node ports.
-        #[arg(long, default_value = "30000-32767", value_parser = ServiceRanges::parse_port_range)]
-        service_node_port_range: std::ops::RangeInclusive<u16>,
-        #[command(flatten)]
-        security: SecurityFlags,
-        /// An `EncryptionConfiguration` file: encrypt the resources it names at rest.
-        #[arg(long)]
-        encryption_provider_config: Option<PathBuf>,
-        #[command(flatten)]
-        leader_election: LeaderElectionFlags,
-    },
+/// The flags of `kapi serve`.
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:6443")]
+    listen: SocketAddr,
+    /// Directory for the embedded store and the kubeconfig.
+    #[arg(long, default_value = "./kapi-data")]
+    data_dir: PathBuf,
+    /// etcd endpoints (comma-separated URLs); without them, the embedded store.
+    #[arg(long, value_delimiter = ',')]
+    etcd_servers: Vec<String>,
+    /// Key prefix of every object in the store.
+    #[arg(long, default_value = "/registry")]
+    etcd_prefix: String,
+    /// How often the store's history is compacted (`300s`, `5m`; `0` never). Watches
+    /// and continue tokens older than one interval then answer 410 Gone.
+    #[arg(long, default_value = "5m", value_parser = kapi_server::compactor::parse_duration)]
+    compaction_interval: std::time::Duration,
+    /// How long an Event is kept after its last write (`1h`, `90s`).
+    #[arg(long, default_value = "1h", value_parser = kapi_server::compactor::parse_duration)]
+    event_ttl: std::time::Duration,
+    /// The IPv4 range Service cluster IPs are allocated from.
+    #[arg(long, default_value = "10.0.0.0/24", value_parser = ServiceRanges::parse_cidr)]
+    service_cluster_ip_range: (std::net::Ipv4Addr, u8),
+    /// The range of Service node ports.
+    #[arg(long, default_value = "30000-32767", value_parser = ServiceRanges::parse_port_range)]
+    service_node_port_range: std::ops::RangeInclusive<u16>,
+    #[command(flatten)]
+    security: SecurityFlags,
+    /// An `EncryptionConfiguration` file: encrypt the resources it names at rest.
+    #[arg(long)]
+    encryption_provider_config: Option<PathBuf>,
+    #[command(flatten)]
+    leader_election: LeaderElectionFlags,
 }
 
 /// Leader election among replicas, named as kube-controller-manager's flags.
@@ -171,7 +153,8 @@ fn parse_file_mode(text: &str) -> Result<u32, String> {
     }
 }
 
-fn main() -> std::process::ExitCode {
+/// Serves the API as `args` say; returns when a signal stopped it or it failed.
+pub fn run(args: ServeArgs) -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("KAPI_LOG")
@@ -179,8 +162,7 @@ fn main() -> std::process::ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    let Cli { command } = Cli::parse();
-    let Command::Serve {
+    let ServeArgs {
         listen,
         data_dir,
         etcd_servers,
@@ -192,7 +174,7 @@ fn main() -> std::process::ExitCode {
         security,
         encryption_provider_config,
         leader_election,
-    } = command;
+    } = args;
     let timings = kapi_server::leader_election::Timings {
         lease_duration: leader_election.leader_elect_lease_duration,
         renew_deadline: leader_election.leader_elect_renew_deadline,
@@ -204,7 +186,7 @@ fn main() -> std::process::ExitCode {
     if elect {
         if let Err(e) = timings.check() {
             eprintln!("kapi: {e}");
-            return std::process::ExitCode::from(2);
+            return ExitCode::from(2);
         }
     }
     let mut resources = Resources::new();
@@ -259,15 +241,15 @@ fn main() -> std::process::ExitCode {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("kapi: starting the runtime: {e}");
-            return std::process::ExitCode::FAILURE;
+            return ExitCode::FAILURE;
         }
     };
     match runtime.block_on(serve(config, resources, shutdown_signal())) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("{e}");
             eprintln!("kapi: {e}");
-            std::process::ExitCode::FAILURE
+            ExitCode::FAILURE
         }
     }
 }
