@@ -15,7 +15,8 @@
 //! - [`patch`]: strategic merge patch driven by the schema's merge keys and list types;
 //! - [`protobuf`]: Kubernetes' protobuf wire format, transcoded to and from JSON by a
 //!   catalog of the built-in kinds' messages;
-//! - [`field`]: field paths and field errors.
+//! - [`field`]: field paths and field errors;
+//! - [`yaml`]: YAML's double-quoted scalars, as the import and the server write them.
 //!
 //! ```
 //! use kapi_core::schema::Schema;
@@ -44,6 +45,7 @@ pub mod resource;
 pub mod schema;
 pub mod selector;
 pub mod strategy;
+pub mod yaml;
 
 pub use field::{ErrorList, FieldError, FieldPath};
 /// `#[derive(Resource)]`: implements [`Resource`] from `#[resource(...)]` attributes.

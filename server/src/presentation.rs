@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 
 use kapi_core::ObjectStrategy;
+use kapi_core::yaml::double_quoted;
 use saphyr::{Mapping, Scalar, Yaml, YamlEmitter};
 use serde_json::Value;
 
@@ -75,9 +76,10 @@ fn has_long_key(value: &Value) -> bool {
             Value::Array(items) => stack.extend(items),
             Value::Object(map) => {
                 for (k, v) in map {
-                    // Escaped, a character is at most 6 (`\u0013`): short keys fit.
+                    // Escaped, a character is at most 6 (`\u0013`): short keys fit. The quoting is
+                    // never shorter than the block emitter's, so a key that fits here fits there.
                     if k.len() * 6 > IMPLICIT_KEY_LIMIT
-                        && quoted(k).chars().count() > IMPLICIT_KEY_LIMIT
+                        && double_quoted(k).chars().count() > IMPLICIT_KEY_LIMIT
                     {
                         return true;
                     }
@@ -88,29 +90,6 @@ fn has_long_key(value: &Value) -> bool {
         }
     }
     false
-}
-
-/// A string as a YAML double-quoted scalar: every character YAML does not allow raw
-/// (`c-printable`: controls, DEL, C1 controls, the noncharacters U+FFFE and U+FFFF,
-/// the byte order mark) escaped as `\uXXXX`, and `"` and `\`. At least as long as the
-/// block emitter's quoting of the same string.
-fn quoted(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            ' '..='~'
-            | '\u{a0}'..='\u{d7ff}'
-            | '\u{e000}'..='\u{fefe}'
-            | '\u{ff00}'..='\u{fffd}' => out.push(c),
-            c if u32::from(c) >= 0x10000 => out.push(c),
-            c => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// `value` in YAML's flow style with every key explicit (`{? "k" : v}`), which has no
@@ -124,7 +103,7 @@ fn to_flow_yaml(value: &Value, out: &mut String) {
                     out.push_str(", ");
                 }
                 out.push_str("? ");
-                out.push_str(&quoted(k));
+                out.push_str(&double_quoted(k));
                 out.push_str(" : ");
                 to_flow_yaml(v, out);
             }
@@ -144,7 +123,7 @@ fn to_flow_yaml(value: &Value, out: &mut String) {
             let f = n.as_f64().unwrap_or(0.0);
             out.push_str(&Value::from(f).to_string());
         }
-        Value::String(text) => out.push_str(&quoted(text)),
+        Value::String(text) => out.push_str(&double_quoted(text)),
         scalar => out.push_str(&scalar.to_string()),
     }
 }

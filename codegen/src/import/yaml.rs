@@ -6,6 +6,7 @@
 //! short lists of scalars in flow style, anything ambiguous double-quoted. What it writes
 //! parses back (with saphyr) to exactly [`Node::to_json`].
 
+use kapi_core::yaml::{double_quoted, printable};
 use serde_json::{Map, Number, Value};
 
 /// A JSON value whose maps keep their key order.
@@ -205,12 +206,6 @@ fn literal_block_ok(s: &str) -> bool {
         && s.chars().all(|c| c == '\n' || printable(c))
 }
 
-/// YAML's printable set, less the characters YAML 1.1 reads as line breaks.
-fn printable(c: char) -> bool {
-    matches!(c, '\t' | ' '..='~' | '\u{A0}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
-        && !matches!(c, '\u{2028}' | '\u{2029}' | '\u{FEFF}')
-}
-
 /// A string as a plain scalar when that is unambiguous, else double-quoted.
 fn scalar_string(s: &str, in_flow: bool) -> String {
     if plain_ok(s, in_flow) {
@@ -252,26 +247,6 @@ fn plain_ok(s: &str, in_flow: bool) -> bool {
             )
             || (c == ',' && !in_flow)
     })
-}
-
-/// A double-quoted scalar, escaping what YAML cannot hold literally.
-fn double_quoted(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if printable(c) => out.push(c),
-            c if (c as u32) <= 0xFFFF => out.push_str(&format!("\\u{:04X}", c as u32)),
-            c => out.push_str(&format!("\\U{:08X}", c as u32)),
-        }
-    }
-    out.push('"');
-    out
 }
 
 #[cfg(test)]
