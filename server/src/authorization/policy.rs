@@ -3,17 +3,16 @@
 //! informers the same way), and ClusterRole aggregation: a ClusterRole with an
 //! `aggregationRule` gets the rules of the ClusterRoles it selects written into it.
 
-use std::sync::{Arc, RwLock};
-use std::time::Duration;
+use std::sync::Arc;
 
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use kapi_auth::authz::PolicySnapshot;
 use serde_json::Value;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::registry::informer::{self, Live, Mirror, Watched};
 use crate::registry::watch::WatchEventType;
-use crate::registry::watch::{KindChange, watch_kinds};
 use crate::registry::{Registry, Subresource, WriteOptions};
 
 const GROUP: &str = "rbac.authorization.k8s.io";
@@ -25,24 +24,7 @@ const KINDS: [&str; 4] = [
 ];
 
 /// The policy the authorizer reads: the latest complete snapshot.
-#[derive(Default)]
-pub struct LivePolicy {
-    snapshot: RwLock<Arc<PolicySnapshot>>,
-}
-
-impl LivePolicy {
-    /// The current policy.
-    pub fn snapshot(&self) -> Arc<PolicySnapshot> {
-        self.snapshot
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-    }
-
-    fn publish(&self, snapshot: PolicySnapshot) {
-        *self.snapshot.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(snapshot);
-    }
-}
+pub type LivePolicy = Live<PolicySnapshot>;
 
 /// Starts watching the policy; the receiver turns `true` once every kind's current
 /// objects are in.
@@ -50,70 +32,38 @@ pub fn start(
     registry: Arc<Registry>,
     shutdown: watch::Receiver<bool>,
 ) -> (Arc<LivePolicy>, watch::Receiver<bool>, JoinHandle<()>) {
-    let policy = Arc::new(LivePolicy::default());
-    let (synced_tx, synced_rx) = watch::channel(false);
-    let task = tokio::spawn(run(registry, policy.clone(), synced_tx, shutdown));
-    (policy, synced_rx, task)
+    let watched = Watched {
+        group: GROUP,
+        kinds: &KINDS,
+        what: "the RBAC policy",
+    };
+    informer::start::<Policy>(registry, watched, shutdown)
 }
 
-async fn run(
-    registry: Arc<Registry>,
-    policy: Arc<LivePolicy>,
-    synced: watch::Sender<bool>,
-    mut shutdown: watch::Receiver<bool>,
-) {
-    loop {
-        // Each round starts from the stored state; a watch that ends (compaction, a
-        // storage outage) starts a new round.
-        let (tx, mut rx) = mpsc::channel(1024);
-        let (watchers, missing) = watch_kinds(&registry, GROUP, &KINDS, &tx, "the RBAC policy");
-        let mut pending = KINDS.len() - missing;
-        drop(tx);
-        let mut snapshot = PolicySnapshot::new();
-        let mut ended = false;
-        // ClusterRoles changed since aggregation last ran (it waits for the full policy).
-        let mut aggregation_due = false;
-        while !ended {
-            let first = tokio::select! {
-                c = rx.recv() => c,
-                _ = crate::controllers::stopped(&mut shutdown) => {
-                    watchers.iter().for_each(JoinHandle::abort);
-                    return;
-                }
-            };
-            let Some(first) = first else { break };
-            let mut change = Some(first);
-            // Everything already queued goes into one snapshot.
-            while let Some(c) = change.take().or_else(|| rx.try_recv().ok()) {
-                match c {
-                    KindChange::Ended => ended = true,
-                    KindChange::Event(kind, type_, object) => {
-                        if type_ == WatchEventType::Bookmark {
-                            if object["metadata"]["annotations"]["k8s.io/initial-events-end"]
-                                == "true"
-                            {
-                                pending = pending.saturating_sub(1);
-                            }
-                            continue;
-                        }
-                        aggregation_due |= kind == "clusterroles";
-                        apply(&mut snapshot, kind, type_, object);
-                    }
-                }
-            }
-            policy.publish(snapshot.clone());
-            if pending == 0 {
-                synced.send_if_modified(|s| !std::mem::replace(s, true));
-                if std::mem::take(&mut aggregation_due) {
-                    aggregate(&registry, &snapshot).await;
-                }
-            }
+/// The policy being read, and whether a ClusterRole changed since aggregation last ran
+/// (it waits for the full policy).
+#[derive(Default)]
+struct Policy {
+    snapshot: PolicySnapshot,
+    aggregation_due: bool,
+}
+
+impl Mirror for Policy {
+    type Snapshot = PolicySnapshot;
+
+    fn apply(&mut self, kind: &'static str, type_: WatchEventType, object: Value) {
+        self.aggregation_due |= kind == "clusterroles";
+        apply(&mut self.snapshot, kind, type_, object);
+    }
+
+    fn snapshot(&self) -> PolicySnapshot {
+        self.snapshot.clone()
+    }
+
+    async fn published(&mut self, registry: &Registry, snapshot: &PolicySnapshot) {
+        if std::mem::take(&mut self.aggregation_due) {
+            aggregate(registry, snapshot).await;
         }
-        watchers.iter().for_each(JoinHandle::abort);
-        if *shutdown.borrow() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
 

@@ -5,6 +5,7 @@
 //! about a kind lives in its strategy and hooks.
 
 mod codec;
+pub mod informer;
 pub mod keys;
 mod lifecycle;
 pub mod list;

@@ -4,20 +4,20 @@
 //! selectors parsed, match conditions compiled, the TLS client configured.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use kapi_core::schema::cel::Expression;
 use kapi_core::selector::LabelSelector;
 use serde_json::Value;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::client::Endpoint;
 use super::matching::Rule;
 use crate::registry::Registry;
+use crate::registry::informer::{self, Live, Mirror, Watched};
 use crate::registry::watch::WatchEventType;
-use crate::registry::watch::{KindChange, watch_kinds};
 
 const GROUP: &str = "admissionregistration.k8s.io";
 const MUTATING: &str = "mutatingwebhookconfigurations";
@@ -118,24 +118,7 @@ pub struct Snapshot {
 }
 
 /// The configurations the dispatcher reads: the latest complete snapshot.
-#[derive(Default)]
-pub struct LiveConfigurations {
-    snapshot: RwLock<Arc<Snapshot>>,
-}
-
-impl LiveConfigurations {
-    /// The current webhooks.
-    pub fn snapshot(&self) -> Arc<Snapshot> {
-        self.snapshot
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-    }
-
-    fn publish(&self, snapshot: Snapshot) {
-        *self.snapshot.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(snapshot);
-    }
-}
+pub type LiveConfigurations = Live<Snapshot>;
 
 /// The stored configurations of both kinds, by name.
 #[derive(Default)]
@@ -144,8 +127,10 @@ struct Stored {
     validating: BTreeMap<String, Vec<Arc<Hook>>>,
 }
 
-impl Stored {
-    fn apply(&mut self, kind: &str, type_: WatchEventType, object: &Value) {
+impl Mirror for Stored {
+    type Snapshot = Snapshot;
+
+    fn apply(&mut self, kind: &'static str, type_: WatchEventType, object: Value) {
         let name = object["metadata"]["name"]
             .as_str()
             .unwrap_or_default()
@@ -188,72 +173,12 @@ pub fn start(
     watch::Receiver<bool>,
     JoinHandle<()>,
 ) {
-    let live = Arc::new(LiveConfigurations::default());
-    let (synced_tx, synced_rx) = watch::channel(false);
-    let task = tokio::spawn(run(registry, live.clone(), synced_tx, shutdown));
-    (live, synced_rx, task)
-}
-
-async fn run(
-    registry: Arc<Registry>,
-    live: Arc<LiveConfigurations>,
-    synced: watch::Sender<bool>,
-    mut shutdown: watch::Receiver<bool>,
-) {
-    loop {
-        // Each round starts from the stored state; a watch that ends (compaction, a
-        // storage outage) starts a new round.
-        let (tx, mut rx) = mpsc::channel(256);
-        let (watchers, missing) = watch_kinds(
-            &registry,
-            GROUP,
-            &[MUTATING, VALIDATING],
-            &tx,
-            "webhook configurations",
-        );
-        let mut pending = 2 - missing;
-        drop(tx);
-        if pending == 0 {
-            synced.send_if_modified(|s| !std::mem::replace(s, true));
-        }
-        let mut stored = Stored::default();
-        let mut ended = false;
-        while !ended {
-            let first = tokio::select! {
-                c = rx.recv() => c,
-                _ = crate::controllers::stopped(&mut shutdown) => {
-                    watchers.iter().for_each(JoinHandle::abort);
-                    return;
-                }
-            };
-            let Some(first) = first else { break };
-            let mut change = Some(first);
-            // Everything already queued goes into one snapshot.
-            while let Some(c) = change.take().or_else(|| rx.try_recv().ok()) {
-                match c {
-                    KindChange::Ended => ended = true,
-                    KindChange::Event(_, WatchEventType::Bookmark, object) => {
-                        if object["metadata"]["annotations"]["k8s.io/initial-events-end"] == "true"
-                        {
-                            pending = pending.saturating_sub(1);
-                        }
-                    }
-                    KindChange::Event(kind, type_, object) => stored.apply(kind, type_, &object),
-                }
-            }
-            // The first snapshot waits for both kinds: until then the previous round's
-            // (or none) stays.
-            if pending == 0 {
-                live.publish(stored.snapshot());
-                synced.send_if_modified(|s| !std::mem::replace(s, true));
-            }
-        }
-        watchers.iter().for_each(JoinHandle::abort);
-        if *shutdown.borrow() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let watched = Watched {
+        group: GROUP,
+        kinds: &[MUTATING, VALIDATING],
+        what: "webhook configurations",
+    };
+    informer::start::<Stored>(registry, watched, shutdown)
 }
 
 #[cfg(test)]
@@ -323,15 +248,15 @@ mod tests {
                 "webhooks": hooks.iter().map(|h| json!({"name": h})).collect::<Vec<_>>()})
         };
         let mut stored = Stored::default();
-        stored.apply(MUTATING, WatchEventType::Added, &config("b", &["b1", "b2"]));
-        stored.apply(MUTATING, WatchEventType::Added, &config("a", &["a1"]));
-        stored.apply(VALIDATING, WatchEventType::Added, &config("v", &["v1"]));
+        stored.apply(MUTATING, WatchEventType::Added, config("b", &["b1", "b2"]));
+        stored.apply(MUTATING, WatchEventType::Added, config("a", &["a1"]));
+        stored.apply(VALIDATING, WatchEventType::Added, config("v", &["v1"]));
         let names = |hooks: &[Arc<Hook>]| hooks.iter().map(|h| h.name.clone()).collect::<Vec<_>>();
         let s = stored.snapshot();
         assert_eq!(names(&s.mutating), ["a1", "b1", "b2"]);
         assert_eq!(names(&s.validating), ["v1"]);
-        stored.apply(MUTATING, WatchEventType::Modified, &config("b", &["b3"]));
-        stored.apply(MUTATING, WatchEventType::Deleted, &config("a", &[]));
+        stored.apply(MUTATING, WatchEventType::Modified, config("b", &["b3"]));
+        stored.apply(MUTATING, WatchEventType::Deleted, config("a", &[]));
         assert_eq!(names(&stored.snapshot().mutating), ["b3"]);
     }
 }
