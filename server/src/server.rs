@@ -161,22 +161,7 @@ pub async fn serve(
     // Below everything else, so the watch caches hold plaintext.
     let storage = crate::encryption::wrap(storage, encryption.as_ref(), &resources, &config.prefix);
     let instrumented: Arc<dyn Storage> = Arc::new(InstrumentedStorage::new(storage.clone()));
-    let mut options = StoreOptions::default();
-    options.lifecycles.insert(
-        (String::new(), "services".to_string()),
-        Arc::new(ServiceAllocator::new(
-            instrumented.clone(),
-            &config.prefix,
-            config.service_ranges.clone(),
-        )),
-    );
-    options.max_object_bytes = Some(config.security.limits.max_object_bytes);
-    options.watch_cache = config.watch_cache.clone();
-    for group in ["", "events.k8s.io"] {
-        options
-            .ttls
-            .insert((group.to_string(), "events".to_string()), config.event_ttl);
-    }
+    let options = store_options(&config, &instrumented);
     let registry = Arc::new(Registry::with_options(
         &resources,
         instrumented,
@@ -190,12 +175,7 @@ pub async fn serve(
     // Stored CRDs are served before the first request is taken.
     let (crd_controller, mut crds_synced) =
         crate::apiextensions::start(registry.clone(), stop_rx.clone());
-    if tokio::time::timeout(Duration::from_secs(60), crds_synced.wait_for(|s| *s))
-        .await
-        .is_err()
-    {
-        tracing::warn!("CustomResourceDefinitions not all served after 60s; starting anyway");
-    }
+    wait_synced(&mut crds_synced, "the CustomResourceDefinitions").await;
 
     let security = &config.security;
     if security.insecure_http && !config.listen.ip().is_loopback() {
@@ -215,19 +195,9 @@ pub async fn serve(
         crate::authorization::policy::start(registry.clone(), stop_rx.clone());
     let (webhooks, mut webhooks_synced, webhooks_task) =
         crate::admission::webhook::start(registry.clone(), stop_rx.clone());
-    if tokio::time::timeout(Duration::from_secs(60), policy_synced.wait_for(|s| *s))
-        .await
-        .is_err()
-    {
-        tracing::warn!("the RBAC policy was not read in 60s; starting anyway");
-    }
+    wait_synced(&mut policy_synced, "the RBAC policy").await;
     // Writes must not slip past webhooks that are configured but not read yet.
-    if tokio::time::timeout(Duration::from_secs(60), webhooks_synced.wait_for(|s| *s))
-        .await
-        .is_err()
-    {
-        tracing::warn!("the webhook configurations were not read in 60s; starting anyway");
-    }
+    wait_synced(&mut webhooks_synced, "the webhook configurations").await;
 
     let listener = TcpListener::bind(config.listen)
         .await
@@ -235,24 +205,7 @@ pub async fn serve(
     let local = listener
         .local_addr()
         .map_err(io("reading the bound address"))?;
-    let (url, credentials) = match &tls {
-        Some(tls) => (
-            format!("https://{local}"),
-            Some(kubeconfig::Credentials {
-                ca: tls.kubeconfig_ca.clone(),
-                client_cert: pki.admin_cert.clone(),
-                client_key: pki.admin_key.clone(),
-            }),
-        ),
-        None => {
-            tracing::warn!(
-                "--insecure-http: serving plain HTTP without authentication on {local}; anyone who can reach it is cluster-admin"
-            );
-            (format!("http://{local}"), None)
-        }
-    };
-    let kubeconfig_path = kubeconfig::write(&config.data_dir, &url, credentials.as_ref())
-        .map_err(io("writing the kubeconfig"))?;
+    let (url, kubeconfig_path) = write_kubeconfig(&config.data_dir, local, tls.as_ref(), &pki)?;
 
     let authorizer = Authorizer {
         policy: Some(policy),
@@ -275,34 +228,144 @@ pub async fn serve(
         protobuf: &crate::generated::protobuf::CATALOG,
     });
     let acceptor = tls.map(|t| tokio_rustls::TlsAcceptor::from(t.config));
-    let background = {
-        let (work_registry, storage) = (registry.clone(), storage.clone());
-        let compaction = config.compaction_interval;
-        // What runs once in a cluster of replicas: the controllers and compaction.
-        let work = move |stop: watch::Receiver<bool>| {
-            let (registry, storage) = (work_registry.clone(), storage.clone());
-            async move {
-                let compactor = async {
-                    if let Some(interval) = compaction {
-                        crate::compactor::run(storage, interval, stop.clone()).await;
-                    }
-                };
-                tokio::join!(crate::controllers::run(registry, stop.clone()), compactor);
-            }
-        };
-        match config.leader_election {
-            Some(timings) => tokio::spawn(crate::leader_election::run(
-                registry.clone(),
-                crate::leader_election::identity(),
-                timings,
-                api.shutdown.clone(),
-                work,
-            )),
-            None => tokio::spawn(work(api.shutdown.clone())),
-        }
-    };
+    let background = start_background(&config, &registry, &storage, api.shutdown.clone());
     tracing::info!(url = %url, kubeconfig = %kubeconfig_path.display(), "kapi is ready");
 
+    let graceful = accept_until(listener, acceptor, &api, shutdown).await;
+    tracing::info!("shutting down: no new connections, ending watches");
+    let _ = stop_tx.send(true);
+    if tokio::time::timeout(Duration::from_secs(30), graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("requests still running after 30s; closing anyway");
+    }
+    // A leader gives its Lease up on the way out.
+    let background_abort = background.abort_handle();
+    if tokio::time::timeout(Duration::from_secs(5), background)
+        .await
+        .is_err()
+    {
+        background_abort.abort();
+    }
+    crd_controller.abort();
+    policy_task.abort();
+    webhooks_task.abort();
+    registry.close().await;
+    if let Some(auditor) = &api.auditor {
+        auditor.log().close();
+    }
+    drop(api);
+    drop(registry);
+    if let Err(e) = storage.close().await {
+        tracing::warn!(error = %e, "closing the storage");
+    }
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// The store options of the built-ins this server serves: Service allocation, Event
+/// TTLs, the object size limit and the watch caches.
+fn store_options(config: &ServeConfig, storage: &Arc<dyn Storage>) -> StoreOptions {
+    let mut options = StoreOptions::default();
+    options.lifecycles.insert(
+        (String::new(), "services".to_string()),
+        Arc::new(ServiceAllocator::new(
+            storage.clone(),
+            &config.prefix,
+            config.service_ranges.clone(),
+        )),
+    );
+    options.max_object_bytes = Some(config.security.limits.max_object_bytes);
+    options.watch_cache = config.watch_cache.clone();
+    for group in ["", "events.k8s.io"] {
+        options
+            .ttls
+            .insert((group.to_string(), "events".to_string()), config.event_ttl);
+    }
+    options
+}
+
+/// Waits up to 60 s for `synced` to turn true, then starts anyway with a warning.
+async fn wait_synced(synced: &mut watch::Receiver<bool>, what: &str) {
+    if tokio::time::timeout(Duration::from_secs(60), synced.wait_for(|s| *s))
+        .await
+        .is_err()
+    {
+        tracing::warn!("{what} not read in 60s; starting anyway");
+    }
+}
+
+/// Writes the kubeconfig for the server at `local`; returns its URL and the file.
+fn write_kubeconfig(
+    data_dir: &std::path::Path,
+    local: SocketAddr,
+    tls: Option<&Tls>,
+    pki: &pki::Pki,
+) -> Result<(String, PathBuf), ServeError> {
+    let (url, credentials) = match tls {
+        Some(tls) => (
+            format!("https://{local}"),
+            Some(kubeconfig::Credentials {
+                ca: tls.kubeconfig_ca.clone(),
+                client_cert: pki.admin_cert.clone(),
+                client_key: pki.admin_key.clone(),
+            }),
+        ),
+        None => {
+            tracing::warn!(
+                "--insecure-http: serving plain HTTP without authentication on {local}; anyone who can reach it is cluster-admin"
+            );
+            (format!("http://{local}"), None)
+        }
+    };
+    let path = kubeconfig::write(data_dir, &url, credentials.as_ref())
+        .map_err(io("writing the kubeconfig"))?;
+    Ok((url, path))
+}
+
+/// Starts what runs once in a cluster of replicas, the controllers and compaction:
+/// here, or in whichever replica leads.
+fn start_background(
+    config: &ServeConfig,
+    registry: &Arc<Registry>,
+    storage: &Arc<dyn Storage>,
+    shutdown: watch::Receiver<bool>,
+) -> tokio::task::JoinHandle<()> {
+    let (work_registry, storage) = (registry.clone(), storage.clone());
+    let compaction = config.compaction_interval;
+    // What runs once in a cluster of replicas: the controllers and compaction.
+    let work = move |stop: watch::Receiver<bool>| {
+        let (registry, storage) = (work_registry.clone(), storage.clone());
+        async move {
+            let compactor = async {
+                if let Some(interval) = compaction {
+                    crate::compactor::run(storage, interval, stop.clone()).await;
+                }
+            };
+            tokio::join!(crate::controllers::run(registry, stop.clone()), compactor);
+        }
+    };
+    match config.leader_election {
+        Some(timings) => tokio::spawn(crate::leader_election::run(
+            registry.clone(),
+            crate::leader_election::identity(),
+            timings,
+            shutdown,
+            work,
+        )),
+        None => tokio::spawn(work(shutdown)),
+    }
+}
+
+/// Serves every connection `listener` accepts until `shutdown` completes; returns the
+/// connections still open, to drain.
+async fn accept_until(
+    listener: TcpListener,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
+    api: &Arc<Api>,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> GracefulShutdown {
     let mut builder = auto::Builder::new(TokioExecutor::new());
     // kube-apiserver's ReadHeaderTimeout: a client that has not sent a request's headers
     // within 32 s (a slowloris, or an idle kept-alive connection) is disconnected.
@@ -378,37 +441,7 @@ pub async fn serve(
             () = &mut shutdown => break,
         }
     }
-    tracing::info!("shutting down: no new connections, ending watches");
-    drop(listener);
-    let _ = stop_tx.send(true);
-    if tokio::time::timeout(Duration::from_secs(30), graceful.shutdown())
-        .await
-        .is_err()
-    {
-        tracing::warn!("requests still running after 30s; closing anyway");
-    }
-    // A leader gives its Lease up on the way out.
-    let background_abort = background.abort_handle();
-    if tokio::time::timeout(Duration::from_secs(5), background)
-        .await
-        .is_err()
-    {
-        background_abort.abort();
-    }
-    crd_controller.abort();
-    policy_task.abort();
-    webhooks_task.abort();
-    registry.close().await;
-    if let Some(auditor) = &api.auditor {
-        auditor.log().close();
-    }
-    drop(api);
-    drop(registry);
-    if let Err(e) = storage.close().await {
-        tracing::warn!(error = %e, "closing the storage");
-    }
-    tracing::info!("stopped");
-    Ok(())
+    graceful
 }
 
 /// The TLS side of a server.
