@@ -52,14 +52,22 @@
 //! ```
 
 mod budget;
+mod config;
 mod feed;
+mod shared;
 mod state;
+mod stats;
 mod watchers;
 
 pub use self::budget::WatchCacheBudget;
+pub use self::config::{
+    CacherConfig, DEFAULT_BUDGET_BYTES, DEFAULT_EVENT_HORIZON, DEFAULT_TOTAL_BUDGET_BYTES,
+    DEFAULT_WATCHER_BUFFER_BYTES,
+};
+pub use self::stats::CacherStats;
 
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -69,401 +77,14 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use self::budget::Account;
-use self::state::{Evicted, Limits, State};
-use self::watchers::{CutOffReason, QueueLimits, Watchers};
+use self::shared::{Core, Freshness, Shared, closed_error};
+use self::state::{Limits, State};
+use self::stats::{Counters, bump};
+use self::watchers::{QueueLimits, Watchers};
 use crate::error::StorageError;
 use crate::interface::{
-    Deleted, Event, KeyValue, ListRequest, ListResponse, ReadAt, Result, Revision, Storage,
-    WatchStream,
+    Deleted, KeyValue, ListRequest, ListResponse, ReadAt, Result, Revision, Storage, WatchStream,
 };
-
-/// The default of [`CacherConfig::budget_bytes`]: 64 MiB per resource.
-pub const DEFAULT_BUDGET_BYTES: usize = 64 * 1024 * 1024;
-
-/// The default total budget of a server's cachers (what kapi's registry gives the
-/// [`WatchCacheBudget`] it shares): 512 MiB.
-pub const DEFAULT_TOTAL_BUDGET_BYTES: usize = 512 * 1024 * 1024;
-
-/// The default of [`CacherConfig::watcher_buffer_bytes`]: 16 MiB.
-pub const DEFAULT_WATCHER_BUFFER_BYTES: usize = 16 * 1024 * 1024;
-
-/// The default of [`CacherConfig::event_horizon`]: kube-apiserver's `eventFreshDuration`.
-pub const DEFAULT_EVENT_HORIZON: Duration = Duration::from_secs(75);
-
-/// Settings of a [`Cacher`].
-///
-/// The event window, from which watches of a recent revision start without asking the
-/// inner storage, keeps the latest events within every one of these bounds, evicting the
-/// oldest first: at most [`event_window`](Self::event_window) events, at most
-/// [`budget_bytes`](Self::budget_bytes) bytes, within the shared
-/// [`total_budget`](Self::total_budget), nothing at or below the inner storage's
-/// compacted revision, and nothing older than [`event_horizon`](Self::event_horizon)
-/// beyond the newest [`min_events`](Self::min_events). The byte budgets are hard: they
-/// win over `min_events`, down to an empty window. A watch from a revision the window
-/// no longer covers is served by the inner storage, which replays its history or
-/// answers `Expired` (410 in the API), as before.
-///
-/// An event is charged for its key, value and previous value, a fixed overhead of a
-/// few hundred bytes, and every encoding memoised on it ([`crate::Encodings`]), billed
-/// as it is made. The current objects themselves (what lists are served from) are not
-/// counted: the cache must hold them whatever the budget; nor are the encodings readers
-/// memoise beside each of them ([`crate::ValueMemo`]), which live as long as the
-/// object's state and exist only for the formats that were asked for.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CacherConfig {
-    /// The most events under the prefix the window keeps. Default: 1024.
-    pub event_window: usize,
-    /// The most bytes this cacher's window holds (`--watch-cache-budget-bytes`).
-    /// Default: [`DEFAULT_BUDGET_BYTES`], 64 MiB.
-    pub budget_bytes: usize,
-    /// A budget shared with other cachers (`--watch-cache-total-budget-bytes`): when
-    /// the windows sharing it hold more, the cacher adding to them evicts its own
-    /// oldest events, down to none. Default: `None`, no shared budget (kapi's registry
-    /// shares one of [`DEFAULT_TOTAL_BUDGET_BYTES`] among all its cachers).
-    pub total_budget: Option<Arc<WatchCacheBudget>>,
-    /// How long an event stays in the window once there are more than
-    /// [`CacherConfig::min_events`] (`--watch-cache-event-horizon`). Default:
-    /// [`DEFAULT_EVENT_HORIZON`], 75 s, as kube-apiserver's `eventFreshDuration`.
-    pub event_horizon: Duration,
-    /// How many of the newest events the horizon leaves in the window, whatever their
-    /// age (not the byte budgets). Default: 100, kube-apiserver's lower bound.
-    pub min_events: usize,
-    /// How often the feed task sweeps the window for events past the horizon.
-    /// Default: 1 second.
-    pub sweep_interval: Duration,
-    /// How often, at most, a sweep asks the inner storage for its compacted revision
-    /// (a quorum read on etcd), and only while the window holds events. Default: 5
-    /// seconds.
-    pub compaction_check_interval: Duration,
-    /// How many events one watcher may have waiting before it is cut off with an
-    /// `Unavailable` error (its replay from the window does not count). Default: 256.
-    pub watcher_buffer: usize,
-    /// How many bytes of events one watcher may have waiting (counted as the window
-    /// counts them, without encodings) before it is cut off likewise; one event always
-    /// fits. Events a watcher has not sent stay alive after the window evicted them:
-    /// this bounds what watchers that stop reading hold. Default:
-    /// [`DEFAULT_WATCHER_BUFFER_BYTES`], 16 MiB.
-    pub watcher_buffer_bytes: usize,
-    /// How long a cached watch may stay silent before it yields a
-    /// [`crate::WatchItem::Progress`]. Default: 5 seconds.
-    pub progress_interval: Duration,
-    /// How long a `NotOlderThan` read (or an `Any` read after a write through this
-    /// cacher) waits for the cache to catch up before it goes to the inner storage.
-    /// Default: 3 seconds, as kube-apiserver's cacher.
-    pub freshness_timeout: Duration,
-    /// How many keys each page of the feed's list asks for. Default: 1000.
-    pub list_page_size: usize,
-    /// The first wait before the feed watches (or lists) again after a failure; it
-    /// doubles up to [`CacherConfig::max_backoff`]. Default: 100 ms.
-    pub min_backoff: Duration,
-    /// The longest wait between two attempts of the feed. Default: 5 seconds.
-    pub max_backoff: Duration,
-}
-
-impl Default for CacherConfig {
-    fn default() -> Self {
-        Self {
-            event_window: 1024,
-            budget_bytes: DEFAULT_BUDGET_BYTES,
-            total_budget: None,
-            event_horizon: DEFAULT_EVENT_HORIZON,
-            min_events: 100,
-            sweep_interval: Duration::from_secs(1),
-            compaction_check_interval: Duration::from_secs(5),
-            watcher_buffer: 256,
-            watcher_buffer_bytes: DEFAULT_WATCHER_BUFFER_BYTES,
-            progress_interval: Duration::from_secs(5),
-            freshness_timeout: Duration::from_secs(3),
-            list_page_size: 1000,
-            min_backoff: feed::MIN_BACKOFF,
-            max_backoff: feed::MAX_BACKOFF,
-        }
-    }
-}
-
-impl CacherConfig {
-    /// Sets [`CacherConfig::event_window`].
-    pub fn with_event_window(mut self, events: usize) -> Self {
-        self.event_window = events;
-        self
-    }
-
-    /// Sets [`CacherConfig::budget_bytes`].
-    pub fn with_budget_bytes(mut self, bytes: usize) -> Self {
-        self.budget_bytes = bytes;
-        self
-    }
-
-    /// Sets [`CacherConfig::total_budget`]: give every cacher that is to share it a
-    /// clone of the same `Arc`.
-    pub fn with_total_budget(mut self, budget: Arc<WatchCacheBudget>) -> Self {
-        self.total_budget = Some(budget);
-        self
-    }
-
-    /// Sets [`CacherConfig::event_horizon`].
-    pub fn with_event_horizon(mut self, horizon: Duration) -> Self {
-        self.event_horizon = horizon;
-        self
-    }
-
-    /// Sets [`CacherConfig::min_events`].
-    pub fn with_min_events(mut self, events: usize) -> Self {
-        self.min_events = events;
-        self
-    }
-
-    /// Sets [`CacherConfig::sweep_interval`].
-    pub fn with_sweep_interval(mut self, interval: Duration) -> Self {
-        self.sweep_interval = interval;
-        self
-    }
-
-    /// Sets [`CacherConfig::compaction_check_interval`].
-    pub fn with_compaction_check_interval(mut self, interval: Duration) -> Self {
-        self.compaction_check_interval = interval;
-        self
-    }
-
-    /// Sets [`CacherConfig::watcher_buffer`].
-    pub fn with_watcher_buffer(mut self, events: usize) -> Self {
-        self.watcher_buffer = events;
-        self
-    }
-
-    /// Sets [`CacherConfig::watcher_buffer_bytes`].
-    pub fn with_watcher_buffer_bytes(mut self, bytes: usize) -> Self {
-        self.watcher_buffer_bytes = bytes;
-        self
-    }
-
-    /// Sets [`CacherConfig::progress_interval`].
-    pub fn with_progress_interval(mut self, interval: Duration) -> Self {
-        self.progress_interval = interval;
-        self
-    }
-
-    /// Sets [`CacherConfig::freshness_timeout`].
-    pub fn with_freshness_timeout(mut self, timeout: Duration) -> Self {
-        self.freshness_timeout = timeout;
-        self
-    }
-
-    /// Sets [`CacherConfig::list_page_size`].
-    pub fn with_list_page_size(mut self, keys: usize) -> Self {
-        self.list_page_size = keys;
-        self
-    }
-
-    /// Sets [`CacherConfig::min_backoff`] and [`CacherConfig::max_backoff`].
-    pub fn with_backoff(mut self, min: Duration, max: Duration) -> Self {
-        self.min_backoff = min;
-        self.max_backoff = max;
-        self
-    }
-}
-
-/// What a [`Cacher`] has done since it started, for tests and metrics.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CacherStats {
-    /// Reads (get and list) of the prefix answered from memory.
-    pub reads_from_cache: u64,
-    /// Reads of the prefix passed to the inner storage (`Latest`, `Exact`, a cache not
-    /// ready or not caught up in time).
-    pub reads_delegated: u64,
-    /// Watches of the prefix served from the event window.
-    pub watches_from_cache: u64,
-    /// Watches of the prefix passed to the inner storage (from before the window).
-    pub watches_delegated: u64,
-    /// Cached watchers cut off because they fell behind or the cache re-listed.
-    pub watchers_cut_off: u64,
-    /// Lists of the prefix by the feed, the first one included.
-    pub lists: u64,
-    /// Inner watches started again from the cache's revision, without a list.
-    pub rewatches: u64,
-    /// Events evicted from the window because it held [`CacherConfig::event_window`].
-    pub evicted_by_count: u64,
-    /// Events evicted from the window to keep within the byte budgets.
-    pub evicted_by_bytes: u64,
-    /// Events evicted from the window because the inner storage compacted them.
-    pub evicted_by_compaction: u64,
-    /// Events evicted from the window because they were older than the horizon.
-    pub evicted_by_age: u64,
-}
-
-/// The atomic counters behind [`CacherStats`].
-#[derive(Debug, Default)]
-struct Counters {
-    reads_from_cache: AtomicU64,
-    reads_delegated: AtomicU64,
-    watches_from_cache: AtomicU64,
-    watches_delegated: AtomicU64,
-    watchers_cut_off: AtomicU64,
-    lists: AtomicU64,
-    rewatches: AtomicU64,
-    evicted_by_count: AtomicU64,
-    evicted_by_bytes: AtomicU64,
-    evicted_by_compaction: AtomicU64,
-    evicted_by_age: AtomicU64,
-}
-
-fn bump(counter: &AtomicU64, by: u64) {
-    counter.fetch_add(by, Ordering::Relaxed);
-}
-
-/// What readers wait on: whether the feed is live, and the revision the cache is at.
-#[derive(Clone, Copy, Debug, Default)]
-struct Freshness {
-    ready: bool,
-    revision: Revision,
-}
-
-/// The cache's state and its watchers, under one lock so that a watch's replay and its
-/// registration see the same revision as the feed's fan-out (no gap, no duplicate).
-#[derive(Debug)]
-struct Core {
-    state: State,
-    watchers: Watchers,
-    /// The feed saw `Expired`: the state must be rebuilt by a list before it serves
-    /// new watches.
-    relist: bool,
-    /// The cacher was closed: no new watchers.
-    closed: bool,
-}
-
-/// What the [`Cacher`], its feed task and nothing else share.
-struct Shared {
-    inner: Arc<dyn Storage>,
-    prefix: String,
-    config: CacherConfig,
-    core: RwLock<Core>,
-    freshness: watch::Sender<Freshness>,
-    closed: watch::Sender<bool>,
-    /// The highest revision written through this cacher under its prefix: `Any` reads
-    /// wait for the cache to reach it, so a client reads its own writes.
-    written: AtomicI64,
-    stats: Counters,
-    /// What the window holds in bytes (the state charges it; encodings bill it).
-    account: Arc<Account>,
-}
-
-impl Shared {
-    fn read(&self) -> RwLockReadGuard<'_, Core> {
-        self.core.read().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn write(&self) -> RwLockWriteGuard<'_, Core> {
-        self.core.write().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Where the feed's next inner watch starts: the cache's revision, or `None` when it
-    /// must list first.
-    fn resume_revision(&self) -> Option<Revision> {
-        let core = self.read();
-        (core.state.is_initialised() && !core.relist).then(|| core.state.revision())
-    }
-
-    /// The state can no longer be continued: the next feed run lists.
-    fn needs_relist(&self) {
-        self.write().relist = true;
-    }
-
-    /// Replaces the state with a fresh list. Watchers of the old state are cut off:
-    /// events between its revision and the list's may be lost to them.
-    fn reset(&self, items: Vec<KeyValue>, revision: Revision) {
-        let mut core = self.write();
-        let cut = core.watchers.cut_off_all(CutOffReason::Relisted);
-        core.state.reset(items, revision);
-        core.relist = false;
-        drop(core);
-        bump(&self.stats.watchers_cut_off, cut);
-        bump(&self.stats.lists, 1);
-        self.freshness.send_modify(|f| f.revision = revision);
-    }
-
-    /// Applies one event of the inner watch, hands it to the watchers, and trims the
-    /// window.
-    fn apply(&self, event: Event) {
-        let event = Arc::new(event);
-        let now = tokio::time::Instant::now();
-        let mut core = self.write();
-        if core.closed || !core.state.apply(&event, now) {
-            return;
-        }
-        let cut = core.watchers.dispatch(&event);
-        let revision = core.state.revision();
-        let evicted = core.state.trim(now);
-        drop(core);
-        self.count_evicted(evicted);
-        if cut > 0 {
-            bump(&self.stats.watchers_cut_off, cut);
-            tracing::debug!(prefix = %self.prefix, cut, "cut off slow watchers");
-        }
-        self.freshness.send_modify(|f| f.revision = revision);
-    }
-
-    /// Trims the window at `now`, after learning the inner storage's compacted
-    /// revision when `compacted` is given.
-    fn trim(&self, now: tokio::time::Instant, compacted: Option<Revision>) {
-        let mut core = self.write();
-        if let Some(compacted) = compacted {
-            core.state.set_compacted(compacted);
-        }
-        let evicted = core.state.trim(now);
-        drop(core);
-        self.count_evicted(evicted);
-    }
-
-    /// Counts evictions; the events are dropped here, outside the lock (the last
-    /// reference frees their memory).
-    fn count_evicted(&self, evicted: Evicted) {
-        let c = &self.stats;
-        bump(&c.evicted_by_count, evicted.by_count);
-        bump(&c.evicted_by_bytes, evicted.by_bytes);
-        bump(&c.evicted_by_compaction, evicted.by_compaction);
-        bump(&c.evicted_by_age, evicted.by_age);
-        drop(evicted.events);
-    }
-
-    /// Moves the cache's revision forward on a progress notification.
-    fn advance(&self, revision: Revision) {
-        let mut core = self.write();
-        if core.state.advance(revision) {
-            core.watchers.advance(revision);
-            drop(core);
-            self.freshness.send_modify(|f| f.revision = revision);
-        }
-    }
-
-    fn set_ready(&self, ready: bool) {
-        self.freshness.send_if_modified(|f| {
-            let changed = f.ready != ready;
-            f.ready = ready;
-            changed
-        });
-    }
-
-    /// Stops the feed and ends every cached watch; later calls are refused.
-    fn shutdown(&self) {
-        self.closed.send_replace(true);
-        self.set_ready(false);
-        let mut core = self.write();
-        core.closed = true;
-        core.watchers.close_all();
-        // A closed cache serves nothing: give its memory (and its share of the total
-        // budget) back now.
-        let evicted = core.state.clear_window();
-        drop(core);
-        drop(evicted);
-    }
-}
-
-fn closed_error() -> StorageError {
-    StorageError::Unavailable {
-        message: "the watch cache is closed".to_string(),
-        source: None,
-    }
-}
 
 /// The watch cache: a [`Storage`] that serves reads and watches of one prefix from
 /// memory and passes everything else to the inner storage it wraps.
@@ -578,21 +199,7 @@ impl Cacher {
 
     /// What the cacher has done so far.
     pub fn stats(&self) -> CacherStats {
-        let c = &self.shared.stats;
-        let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
-        CacherStats {
-            reads_from_cache: load(&c.reads_from_cache),
-            reads_delegated: load(&c.reads_delegated),
-            watches_from_cache: load(&c.watches_from_cache),
-            watches_delegated: load(&c.watches_delegated),
-            watchers_cut_off: load(&c.watchers_cut_off),
-            lists: load(&c.lists),
-            rewatches: load(&c.rewatches),
-            evicted_by_count: load(&c.evicted_by_count),
-            evicted_by_bytes: load(&c.evicted_by_bytes),
-            evicted_by_compaction: load(&c.evicted_by_compaction),
-            evicted_by_age: load(&c.evicted_by_age),
-        }
+        self.shared.stats.snapshot()
     }
 
     /// How many events the window holds.

@@ -7,7 +7,7 @@ use futures_util::StreamExt;
 
 use super::*;
 use crate::embedded::{EmbeddedConfig, EmbeddedStorage};
-use crate::interface::{EventKind, WatchItem};
+use crate::interface::{Event, EventKind, WatchItem};
 
 const STEP: Duration = Duration::from_secs(15);
 
