@@ -6,7 +6,7 @@
 //! The token also goes through the query string of a list.
 #![no_main]
 
-use kapi_server::endpoints::query::Query;
+use kapi_server::request::Query;
 use kapi_server::registry::list::{decode_continue, encode_continue};
 use libfuzzer_sys::fuzz_target;
 

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use kapi_core::selector::field::{escape_value, unescape_value};
 use kapi_core::selector::{FieldSelector, LabelSelector};
-use kapi_server::endpoints::query::Query;
+use kapi_server::request::Query;
 use kapi_server::registry::list::Predicate;
 use kapi_server::registry::object::{field_value, labels};
 use libfuzzer_sys::fuzz_target;

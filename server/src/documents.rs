@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use crate::discovery::sha256::sha256;
 use crate::discovery::{self, AggregatedVersion, DiscoveryFormat};
 use crate::endpoints::negotiation::parse_accept;
-use crate::endpoints::path::Route;
+use crate::request::Route;
 use crate::endpoints::{Body, api_document, document, error_response};
 use crate::openapi::{self, OpenApiOptions};
 use crate::registry::Registry;

@@ -4,6 +4,7 @@
 //! `schemas/` it serves. The `kapi` crate is its binary: flags and wiring only.
 //!
 //! Layers, each depending only on the one below it (as in k8s.io/apiserver):
+//! - [`request`]: what a request asks ([`request::RequestInfo`]), resolved once;
 //! - [`endpoints`]: routes derived from the registry, content negotiation, and the
 //!   generic handlers (decode → registry → encode);
 //! - [`registry`]: one [`registry::Store`] per resource version, running its strategy
@@ -63,6 +64,7 @@ pub mod pki;
 pub mod presentation;
 pub mod private_files;
 pub mod registry;
+pub mod request;
 pub mod server;
 pub mod status;
 pub mod table;

@@ -189,8 +189,8 @@ impl Limits {
 
     /// How long a request may take, from `--request-timeout` and its own `timeout`
     /// parameter (which may only shorten it).
-    pub fn timeout_for(&self, query: Option<&str>) -> Duration {
-        let asked = crate::endpoints::query::Query::parse(query)
+    pub fn timeout_for(&self, query: &crate::request::Query) -> Duration {
+        let asked = query
             .get("timeout")
             .and_then(|t| crate::compactor::parse_duration(t).ok())
             .filter(|d| !d.is_zero());

@@ -36,6 +36,31 @@ pub struct RequestLabels {
     pub code: String,
 }
 
+impl RequestLabels {
+    /// The labels of a request answered with `code`: kube-apiserver's verbs (`LIST`,
+    /// `WATCH`, ...) and the resource it addresses.
+    pub fn of(info: &crate::request::RequestInfo, code: http::StatusCode) -> Self {
+        let verb = crate::request::Verb::metric_label(info.verb, &info.method).to_string();
+        let (group, version, resource, subresource) = match info.resource() {
+            Some(r) => (
+                r.group.clone(),
+                r.version.clone(),
+                r.plural.clone(),
+                r.subresource.clone().unwrap_or_default(),
+            ),
+            None => Default::default(),
+        };
+        Self {
+            verb,
+            group,
+            version,
+            resource,
+            subresource,
+            code: code.as_u16().to_string(),
+        }
+    }
+}
+
 /// Labels of a latency histogram (no code, as kube-apiserver's).
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct LatencyLabels {

@@ -2,50 +2,43 @@
 //! `GetAuthorizerAttributes` make them: a resource request's verb from its method, name
 //! and `watch` parameter; anything else is a path with the lowercased method as verb.
 
-use http::Method;
 use kapi_auth::UserInfo;
 use kapi_auth::authz::Attributes;
 
-use crate::endpoints::path::{self, Route};
-use crate::endpoints::query::Query;
-use crate::endpoints::verb::Verb;
+use crate::request::{RequestInfo, Verb};
 
-/// The attributes of a request by `user` for `method` on `path` with `query`.
-pub fn attributes(user: UserInfo, method: &Method, path: &str, query: Option<&str>) -> Attributes {
+/// The attributes of a request by `user`, resolved as `info`.
+pub fn attributes(user: UserInfo, info: &RequestInfo) -> Attributes {
     let mut attrs = Attributes {
         user,
-        path: path.to_string(),
+        path: info.path.clone(),
         ..Attributes::default()
     };
-    let Some(Route::Resource(r)) = path::parse(path) else {
-        attrs.verb = method.as_str().to_ascii_lowercase();
+    let (Some(r), Some(verb)) = (info.resource(), info.verb) else {
+        attrs.verb = info.method.as_str().to_ascii_lowercase();
         return attrs;
     };
-    let watch = r.watch || Query::parse(query).flag("watch");
-    attrs.verb = match Verb::of(method, r.name.is_some(), watch) {
-        Some(verb) => verb.as_str().to_string(),
-        None => return non_resource(attrs, method),
-    };
+    attrs.verb = verb.as_str().to_string();
     attrs.resource_request = true;
-    attrs.api_group = r.group;
-    attrs.api_version = r.version;
-    attrs.name = match r.name {
-        Some(name) => name,
+    attrs.api_group = r.group.clone();
+    attrs.api_version = r.version.clone();
+    attrs.name = match &r.name {
+        Some(name) => name.clone(),
         // kube-apiserver authorizes a list or watch of one name (`kubectl get cm x -w`)
         // as that name, so resourceNames rules allow it.
-        None if matches!(attrs.verb.as_str(), "list" | "watch") => {
-            single_name(Query::parse(query).get("fieldSelector")).unwrap_or_default()
+        None if matches!(verb, Verb::List | Verb::Watch) => {
+            single_name(info.query.get("fieldSelector")).unwrap_or_default()
         }
         None => String::new(),
     };
-    attrs.subresource = r.subresource.unwrap_or_default();
+    attrs.subresource = r.subresource.clone().unwrap_or_default();
     // `/api/v1/namespaces/foo` is the namespace foo, in the namespace foo.
-    attrs.namespace = match r.namespace {
-        Some(ns) => ns,
+    attrs.namespace = match &r.namespace {
+        Some(ns) => ns.clone(),
         None if r.plural == "namespaces" => attrs.name.clone(),
         None => String::new(),
     };
-    attrs.resource = r.plural;
+    attrs.resource = r.plural.clone();
     attrs
 }
 
@@ -62,17 +55,21 @@ fn single_name(selector: Option<&str>) -> Option<String> {
         .then(|| value.trim().to_string())
 }
 
-fn non_resource(mut attrs: Attributes, method: &Method) -> Attributes {
-    attrs.verb = method.as_str().to_ascii_lowercase();
-    attrs
-}
-
 #[cfg(test)]
 mod tests {
+    use http::Method;
+
     use super::*;
 
     fn of(method: Method, path: &str, query: Option<&str>) -> Attributes {
-        attributes(UserInfo::default(), &method, path, query)
+        let uri = match query {
+            Some(q) => format!("{path}?{q}"),
+            None => path.to_string(),
+        };
+        attributes(
+            UserInfo::default(),
+            &RequestInfo::resolve(&method, &uri.parse().unwrap()),
+        )
     }
 
     #[test]

@@ -12,11 +12,17 @@ use kapi_auth::authz::{Attributes, Decision};
 use super::{Api, Body, error_response, read_body, reviews};
 use crate::authentication::Peer;
 use crate::authorization::request::attributes;
+use crate::request::RequestInfo;
 use crate::status::ApiError;
 
 impl Api {
-    /// Runs the chain, then the handler.
-    pub(crate) async fn filtered<B>(&self, req: Request<B>, peer: &Peer) -> Response<Body>
+    /// Runs the chain, then the handler, for a request resolved as `info`.
+    pub(crate) async fn filtered<B>(
+        &self,
+        req: Request<B>,
+        info: &RequestInfo,
+        peer: &Peer,
+    ) -> Response<Body>
     where
         B: hyper::body::Body<Data = Bytes> + Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -31,7 +37,7 @@ impl Api {
             }
         };
         let (parts, body) = req.into_parts();
-        let requested = attributes(user, &parts.method, parts.uri.path(), parts.uri.query());
+        let requested = attributes(user, info);
         let mut audit = match &self.auditor {
             Some(auditor) => auditor.begin(&requested, &parts, peer.address.map(|a| a.ip())),
             None => AuditContext::disabled(),
@@ -75,11 +81,11 @@ impl Api {
                     .upper()
                     .is_some_and(|n| n as usize <= DRAIN_LIMIT)
         };
+        let timeout = self.limits.timeout_for(&info.query);
         let res = if audit.wants_request_object() || small {
             let (parts, body) = req.into_parts();
             // Within the request timeout, as the handler's own read would be.
-            let within = self.limits.timeout_for(parts.uri.query());
-            match tokio::time::timeout(within, read_body(body))
+            match tokio::time::timeout(timeout, read_body(body))
                 .await
                 .unwrap_or_else(|_| Err(crate::limits::timeout_error()))
             {
@@ -87,15 +93,15 @@ impl Api {
                     if audit.wants_request_object() {
                         audit.set_request_body(&bytes);
                     }
-                    self.timed(Request::from_parts(parts, Full::new(bytes)), &attrs)
-                        .await
+                    let req = Request::from_parts(parts, Full::new(bytes));
+                    self.timed(req, info, &attrs, timeout).await
                 }
                 Err(e) => error_response(&e),
             }
         } else {
-            self.timed(req, &attrs).await
+            self.timed(req, info, &attrs, timeout).await
         };
-        if attrs.verb == "watch" {
+        if info.is_watch() {
             audit.response_started(res.status().as_u16());
             // The record completes when the watch's stream ends.
             crate::limits::hold(res, (admission, audit))
@@ -104,25 +110,30 @@ impl Api {
         }
     }
 
-    /// The handler, within the request timeout (watches have none).
-    async fn timed<B>(&self, mut req: Request<B>, attrs: &Attributes) -> Response<Body>
+    /// The handler, within the request's `timeout` (watches have none).
+    async fn timed<B>(
+        &self,
+        mut req: Request<B>,
+        info: &RequestInfo,
+        attrs: &Attributes,
+        timeout: std::time::Duration,
+    ) -> Response<Body>
     where
         B: hyper::body::Body<Data = Bytes> + Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        let timeout = self.limits.timeout_for(req.uri().query());
         req.extensions_mut()
             .insert(crate::admission::RequestAdmission::new(
                 attrs.user.clone(),
                 self.admission.clone(),
             ));
         let serve = async {
-            match reviews::handle(self, req, &attrs.user).await {
+            match reviews::handle(self, req, info, &attrs.user).await {
                 Ok(res) => res,
-                Err(req) => self.route(req).await,
+                Err(req) => self.route(req, info).await,
             }
         };
-        if attrs.verb == "watch" {
+        if info.is_watch() {
             return serve.await;
         }
         tokio::time::timeout(timeout, serve)

@@ -6,13 +6,11 @@ mod body_kind;
 mod chain;
 pub mod negotiation;
 pub mod patch;
-pub mod path;
 pub mod protobuf;
 pub mod query;
 mod resource;
 mod reviews;
 mod scale;
-pub mod verb;
 mod watch;
 
 use std::convert::Infallible;
@@ -27,9 +25,9 @@ use tokio::sync::watch as signal;
 
 use crate::authentication::Peer;
 use crate::registry::Registry;
+use crate::request::{RequestInfo, Route};
 use crate::status::ApiError;
 use negotiation::Output;
-use path::Route;
 
 /// A response body: a whole document or a stream of watch events.
 pub type Body = BoxBody<Bytes, Infallible>;
@@ -182,29 +180,32 @@ impl Api {
             .map(|m| negotiation::Wire::of(self.protobuf, m))
     }
 
-    /// Serves one request from `peer`, and records it in the metrics.
+    /// Serves one request from `peer`, and records it in the metrics. The request is
+    /// resolved here, once ([`RequestInfo`]); every later step reads that.
     pub async fn handle<B>(&self, req: Request<B>, peer: &Peer) -> Response<Body>
     where
         B: hyper::body::Body<Data = Bytes> + Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let start = std::time::Instant::now();
-        let mut labels = request_labels(req.method(), req.uri());
-        let pretty = negotiation::PrettyPrint::of(req.headers(), req.uri().query());
-        let res = self.filtered(req, peer).await;
+        let info = RequestInfo::resolve(req.method(), req.uri());
+        let pretty = negotiation::PrettyPrint::of(req.headers(), &info.query);
+        let res = self.filtered(req, &info, peer).await;
         let res = indented_if(pretty, res).await;
-        labels.code = res.status().as_u16().to_string();
+        let labels = crate::metrics::RequestLabels::of(&info, res.status());
         crate::metrics::Metrics::global().observe_request(labels, start.elapsed().as_secs_f64());
         res
     }
 
-    pub(crate) async fn route<B>(&self, req: Request<B>) -> Response<Body>
+    /// The handler of what `info` addresses: the health and version paths, the OpenAPI
+    /// and discovery documents, or a resource.
+    pub(crate) async fn route<B>(&self, req: Request<B>, info: &RequestInfo) -> Response<Body>
     where
         B: hyper::body::Body<Data = Bytes> + Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        let path = req.uri().path().to_string();
-        match (req.method(), path.as_str()) {
+        let path = info.path.as_str();
+        match (req.method(), path) {
             (&Method::GET, "/healthz" | "/livez" | "/readyz") => {
                 return document(StatusCode::OK, "text/plain; charset=utf-8", b"ok".to_vec());
             }
@@ -226,14 +227,14 @@ impl Api {
             _ => {}
         }
         if path.starts_with("/openapi/") {
-            if let Some(res) = self.documents.get(&self.registry).serve(&req, &path) {
+            if let Some(res) = self.documents.get(&self.registry).serve(&req, path) {
                 return res;
             }
         }
-        match path::parse(&path) {
-            Some(Route::Resource(r)) => resource::handle(self, req, r).await,
+        match &info.route {
+            Some(Route::Resource(r)) => resource::handle(self, req, info, r).await,
             Some(Route::Unknown) | None => error_response(&ApiError::no_route()),
-            Some(route) => self.documents.get(&self.registry).discovery(&req, &route),
+            Some(route) => self.documents.get(&self.registry).discovery(&req, route),
         }
     }
 }
@@ -281,29 +282,6 @@ pub fn output_of<B>(
             .and_then(|v| v.to_str().ok()),
         protobuf,
     )
-}
-
-/// The metric labels of a request: kube-apiserver's verbs (`LIST`, `WATCH`, ...) and the
-/// resource it addresses.
-fn request_labels(method: &Method, uri: &http::Uri) -> crate::metrics::RequestLabels {
-    let mut labels = crate::metrics::RequestLabels {
-        verb: method.as_str().to_string(),
-        group: String::new(),
-        version: String::new(),
-        resource: String::new(),
-        subresource: String::new(),
-        code: String::new(),
-    };
-    if let Some(Route::Resource(r)) = path::parse(uri.path()) {
-        let watch = r.watch || query::Query::parse(uri.query()).flag("watch");
-        let verb = verb::Verb::of(method, r.name.is_some(), watch);
-        labels.verb = verb::Verb::metric_label(verb, method).to_string();
-        labels.group = r.group;
-        labels.version = r.version;
-        labels.resource = r.plural;
-        labels.subresource = r.subresource.unwrap_or_default();
-    }
-    labels
 }
 
 #[cfg(test)]

@@ -234,20 +234,15 @@ pub struct PrettyPrint {
 
 impl PrettyPrint {
     /// The layout a request's answers get.
-    pub fn of(headers: &http::HeaderMap, query: Option<&str>) -> Self {
+    pub fn of(headers: &http::HeaderMap, query: &crate::request::Query) -> Self {
         let header = |name| {
             headers
                 .get(name)
                 .and_then(|v: &http::HeaderValue| v.to_str().ok())
         };
-        let asked = match query.filter(|q| q.contains("pretty")).map(|q| {
-            super::query::Query::parse(Some(q))
-                .get("pretty")
-                .unwrap_or("")
-                .to_string()
-        }) {
+        let asked = match query.get("pretty") {
             Some(v) if !v.is_empty() => {
-                matches!(v.as_str(), "1" | "t" | "T" | "true" | "TRUE" | "True")
+                matches!(v, "1" | "t" | "T" | "true" | "TRUE" | "True")
             }
             _ => header(http::header::USER_AGENT).is_some_and(|ua| {
                 ["curl", "Wget", "Mozilla/5.0"]
@@ -647,7 +642,7 @@ mod tests {
             if let Some(a) = accept {
                 headers.insert(http::header::ACCEPT, a.parse().unwrap());
             }
-            let p = PrettyPrint::of(&headers, query);
+            let p = PrettyPrint::of(&headers, &crate::request::Query::parse(query));
             (p.success, p.error)
         };
         assert_eq!(of(None, Some("kubectl/v1.33.0"), None), (false, false));

@@ -10,26 +10,24 @@ use serde_json::Value;
 
 use super::negotiation::{self, Output, decode_body};
 use super::patch::PatchType;
-use super::path::ResourcePath;
-use super::query::Query;
-use super::verb::Verb;
 use super::{
     Api, Body, api_document, document, error_response, output_of, read_body, with_warnings,
 };
 use crate::presentation::{Presentation, present, to_yaml};
 use crate::registry::{Deletion, FieldValidation, Store, Subresource, WriteOptions};
+use crate::request::{Query, RequestInfo, ResourcePath, Verb};
 use crate::status::ApiError;
 use crate::table::IncludeObject;
 
 /// The verb of a request, as kube-apiserver names it (and lists it in discovery), for
 /// the routes a resource has: a create names no object unless it is on a subresource,
 /// an update or patch names one, and HEAD is not served.
-fn verb(method: &Method, r: &ResourcePath, query: &Query) -> Option<&'static str> {
+fn verb(info: &RequestInfo, r: &ResourcePath) -> Option<&'static str> {
     let named = r.name.is_some();
-    if *method == Method::HEAD {
+    if info.method == Method::HEAD {
         return None;
     }
-    let verb = Verb::of(method, named, r.watch || query.flag("watch"))?;
+    let verb = info.verb?;
     let routed = match verb {
         Verb::Create => !named || r.subresource.is_some(),
         Verb::Update | Verb::Patch => named,
@@ -38,8 +36,13 @@ fn verb(method: &Method, r: &ResourcePath, query: &Query) -> Option<&'static str
     routed.then(|| verb.as_str())
 }
 
-/// Serves a request for a resource path.
-pub async fn handle<B>(api: &Api, req: Request<B>, r: ResourcePath) -> Response<Body>
+/// Serves a request, resolved as `info`, for the resource path `r` (`info`'s).
+pub async fn handle<B>(
+    api: &Api,
+    req: Request<B>,
+    info: &RequestInfo,
+    r: &ResourcePath,
+) -> Response<Body>
 where
     B: hyper::body::Body<Data = bytes::Bytes> + Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -56,7 +59,7 @@ where
         _ => None,
     };
     let negotiated = Negotiated { wire, output };
-    match serve(api, req, &r, store, negotiated).await {
+    match serve(api, req, info, r, store, negotiated).await {
         Ok(res) => res,
         Err(e) => {
             let protobuf = errors_in.and_then(|(output, wire)| {
@@ -75,9 +78,24 @@ struct Negotiated {
     output: Result<Output, ApiError>,
 }
 
+/// A request for one resource, resolved: everything the verb's handler needs.
+struct Call<'a> {
+    api: &'a Api,
+    store: Arc<Store>,
+    query: &'a crate::request::Query,
+    namespace: Option<&'a str>,
+    /// The object's name (empty for a collection).
+    name: String,
+    sub: Option<Subresource>,
+    wire: Option<negotiation::Wire>,
+    output: Output,
+    how: Presentation,
+}
+
 async fn serve<B>(
     api: &Api,
     req: Request<B>,
+    request: &RequestInfo,
     r: &ResourcePath,
     store: Arc<Store>,
     negotiated: Negotiated,
@@ -87,31 +105,19 @@ where
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let info = store.info();
-    let query = Query::parse(req.uri().query());
-    let verb = verb(req.method(), r, &query).ok_or_else(ApiError::method_not_allowed)?;
-    // A namespaced resource needs a namespace for anything but list and watch across
-    // all namespaces; a cluster-scoped one must not get one.
-    let namespace = match (info.namespaced(), &r.namespace) {
-        (true, Some(ns)) => Some(ns.as_str()),
-        (true, None)
-            if matches!(verb, "list" | "watch" | "deletecollection") && r.name.is_none() =>
-        {
-            None
-        }
-        (true, None) => return Err(ApiError::no_route()),
-        (false, Some(_)) => return Err(ApiError::no_route()),
-        (false, None) => None,
-    };
+    let query = &request.query;
+    let verb = verb(request, r).ok_or_else(ApiError::method_not_allowed)?;
+    let namespace = namespace_of(info, r, verb)?;
     let sub = match r.subresource.as_deref() {
         None => None,
         Some("status") if info.subresources.status => Some(Subresource::Status),
         Some("scale") if info.subresources.scale.is_some() => {
-            return super::scale::handle(api, &store, req, namespace, r, verb, &query).await;
+            return super::scale::handle(api, &store, req, namespace, r, verb, query).await;
         }
         Some(s) => match info.subresources.extra.iter().find(|e| e.name == s) {
             Some(extra) if extra.verbs.iter().any(|v| v == verb) => {
                 if verb == "create" {
-                    return create_on_subresource(api, &store, req, namespace, r, s, &query).await;
+                    return create_on_subresource(api, &store, req, namespace, r, s, query).await;
                 }
                 Some(Subresource::Extra(extra.name.clone()))
             }
@@ -124,179 +130,222 @@ where
         return Err(ApiError::method_not_supported(info, verb));
     }
     let Negotiated { wire, output } = negotiated;
-    let output = output?;
-    let how = Presentation {
-        include_object: IncludeObject::from_query(query.get("includeObject"))
-            .map_err(ApiError::bad_request)?,
-        no_headers: false,
+    let call = Call {
+        api,
+        output: output?,
+        how: Presentation {
+            include_object: IncludeObject::from_query(query.get("includeObject"))
+                .map_err(ApiError::bad_request)?,
+            no_headers: false,
+        },
+        name: r.name.clone().unwrap_or_default(),
+        store,
+        query,
+        namespace,
+        sub,
+        wire,
     };
-    let name = r.name.clone().unwrap_or_default();
     match verb {
-        "get" => {
-            let read_at = match query.get("resourceVersion").unwrap_or("") {
-                "" => ReadAt::Latest,
-                "0" => ReadAt::Any,
-                rv => ReadAt::NotOlderThan(rv.parse::<i64>().ok().filter(|n| *n > 0).ok_or_else(
-                    || ApiError::bad_request(format!("invalid resource version: {rv}")),
-                )?),
-            };
-            let stored = store.get_stored(namespace, &name, read_at).await?;
-            match output {
-                Output::Json => return Ok(json_ok(stored.to_json(info)?)),
-                Output::Protobuf(wire) => {
-                    let body = super::protobuf::encode_stored(wire, info, &stored)?;
-                    return Ok(document(
-                        StatusCode::OK,
-                        negotiation::content_type(output),
-                        body,
-                    ));
-                }
-                _ => {}
-            }
-            respond(
-                &store,
-                StatusCode::OK,
-                output,
-                &stored.decode(info)?,
-                false,
-                how,
-            )
-        }
-        "list" => {
-            let opts = query.list_options()?;
-            let list = store.list_objects(namespace, &opts).await?;
-            match output {
-                Output::Json => return Ok(json_ok(list.to_json(info)?)),
-                Output::Protobuf(wire) => {
-                    let body = super::protobuf::encode_list(wire, info, &list)?;
-                    return Ok(document(
-                        StatusCode::OK,
-                        negotiation::content_type(output),
-                        body,
-                    ));
-                }
-                _ => {}
-            }
-            respond(
-                &store,
-                StatusCode::OK,
-                output,
-                &list.into_value(info)?,
-                true,
-                how,
-            )
-        }
+        "get" => get(&call).await,
+        "list" => list(&call).await,
         "watch" => {
-            super::watch::serve(api, &store, namespace, r.name.as_deref(), &query, output).await
+            let (store, name) = (&call.store, r.name.as_deref());
+            super::watch::serve(api, store, namespace, name, query, call.output).await
         }
-        "create" => {
-            let opts = super::with_admission(query.write_options("CreateOptions")?, &req);
-            let (body, dup_warnings) = decoded(req, &opts, Some(info), wire).await?;
-            super::body_kind::check(&api.registry, info, &body)?;
-            let (obj, mut warnings) = store.create(namespace, body, &opts).await?;
-            warnings.extend(dup_warnings);
-            Ok(with_warnings(
-                respond(&store, StatusCode::CREATED, output, &obj, false, how)?,
-                &warnings,
-            ))
-        }
-        "update" => {
-            let opts = super::with_admission(query.write_options("UpdateOptions")?, &req);
-            let (body, dup_warnings) = decoded(req, &opts, Some(info), wire).await?;
-            super::body_kind::check(&api.registry, info, &body)?;
-            let (obj, mut warnings) = store
-                .update(
-                    namespace,
-                    &name,
-                    body,
-                    sub.unwrap_or(Subresource::Main),
-                    &opts,
-                )
-                .await?;
-            warnings.extend(dup_warnings);
-            Ok(with_warnings(
-                respond(&store, StatusCode::OK, output, &obj, false, how)?,
-                &warnings,
-            ))
-        }
-        "patch" => {
-            let content_type = content_type(&req);
-            let patch_type = PatchType::from_content_type(&content_type)?;
-            let opts =
-                super::with_admission(query.patch_options(patch_type == PatchType::Apply)?, &req);
-            let bytes = read_body(req.into_body()).await?;
-            let patch = decode_body(&content_type, &bytes)?.value;
-            let schema_store = store.clone();
-            let name_for_check = name.clone();
-            let applied = patch.clone();
-            let result = store
-                .update_with(
-                    namespace,
-                    &name,
-                    sub.clone().unwrap_or(Subresource::Main),
-                    &opts,
-                    move |current| {
-                        let patched =
-                            patch_type.apply(current, &patch, schema_store.strategy().schema())?;
-                        check_patched(schema_store.info(), &name_for_check, current, &patched)?;
-                        // The patched object keeps the current resourceVersion unless the
-                        // patch changed it (any patch type): then it is a precondition (409).
-                        Ok(patched)
-                    },
-                )
-                .await;
-            let (code, (obj, warnings)) = match result {
-                // Apply creates what is not there yet.
-                Err(e)
-                    if e.reason == "NotFound"
-                        && patch_type == PatchType::Apply
-                        && sub.is_none() =>
-                {
-                    let mut obj = applied;
-                    crate::registry::object::set_meta(
-                        &mut obj,
-                        "name",
-                        Some(Value::from(name.as_str())),
-                    );
-                    (
-                        StatusCode::CREATED,
-                        store.create(namespace, obj, &opts).await?,
-                    )
-                }
-                other => (StatusCode::OK, other?),
-            };
-            Ok(with_warnings(
-                respond(&store, code, output, &obj, false, how)?,
-                &warnings,
-            ))
-        }
-        "delete" => {
-            let admission = super::admission_of(&req);
-            let body = delete_body(req, api.protobuf).await?;
-            let mut opts = query.delete_options(body.as_ref())?;
-            opts.admission = admission;
-            match store.delete(namespace, &name, &opts).await? {
-                Deletion::Deleted(obj) => respond(&store, StatusCode::OK, output, &obj, false, how),
-                // 202 only for the legacy `orphanDependents: false`, as kube-apiserver.
-                Deletion::Pending(obj) if opts.orphan_dependents_false => {
-                    respond(&store, StatusCode::ACCEPTED, output, &obj, false, how)
-                }
-                Deletion::Pending(obj) => respond(&store, StatusCode::OK, output, &obj, false, how),
-            }
-        }
-        "deletecollection" => {
-            let list_opts = query.list_options()?;
-            let admission = super::admission_of(&req);
-            let body = delete_body(req, api.protobuf).await?;
-            let mut opts = query.delete_options(body.as_ref())?;
-            opts.admission = admission;
-            let list = store
-                .delete_collection(namespace, &list_opts, &opts)
-                .await?;
-            respond(&store, StatusCode::OK, output, &list, true, how)
-        }
+        "create" => create(&call, req).await,
+        "update" => update(&call, req).await,
+        "patch" => patch(&call, req).await,
+        "delete" => delete(&call, req).await,
+        "deletecollection" => delete_collection(&call, req).await,
         _ => Err(ApiError::method_not_allowed()),
     }
+}
+
+/// The namespace a request for `verb` on `r` works in: a namespaced resource needs one
+/// for anything but list, watch and deletecollection across all namespaces; a
+/// cluster-scoped one must not get one (404 either way, as kube-apiserver's routes).
+fn namespace_of<'a>(
+    info: &kapi_core::ResourceInfo,
+    r: &'a ResourcePath,
+    verb: &str,
+) -> Result<Option<&'a str>, ApiError> {
+    match (info.namespaced(), &r.namespace) {
+        (true, Some(ns)) => Ok(Some(ns.as_str())),
+        (true, None)
+            if matches!(verb, "list" | "watch" | "deletecollection") && r.name.is_none() =>
+        {
+            Ok(None)
+        }
+        (true, None) | (false, Some(_)) => Err(ApiError::no_route()),
+        (false, None) => Ok(None),
+    }
+}
+
+async fn get(c: &Call<'_>) -> Result<Response<Body>, ApiError> {
+    let info = c.store.info();
+    let read_at = match c.query.get("resourceVersion").unwrap_or("") {
+        "" => ReadAt::Latest,
+        "0" => ReadAt::Any,
+        rv => ReadAt::NotOlderThan(
+            rv.parse::<i64>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| ApiError::bad_request(format!("invalid resource version: {rv}")))?,
+        ),
+    };
+    let stored = c.store.get_stored(c.namespace, &c.name, read_at).await?;
+    match c.output {
+        Output::Json => Ok(json_ok(stored.to_json(info)?)),
+        Output::Protobuf(wire) => {
+            let body = super::protobuf::encode_stored(wire, info, &stored)?;
+            Ok(protobuf_ok(c.output, body))
+        }
+        _ => c.respond(StatusCode::OK, &stored.decode(info)?, false),
+    }
+}
+
+async fn list(c: &Call<'_>) -> Result<Response<Body>, ApiError> {
+    let info = c.store.info();
+    let opts = c.query.list_options()?;
+    let list = c.store.list_objects(c.namespace, &opts).await?;
+    match c.output {
+        Output::Json => Ok(json_ok(list.to_json(info)?)),
+        Output::Protobuf(wire) => {
+            let body = super::protobuf::encode_list(wire, info, &list)?;
+            Ok(protobuf_ok(c.output, body))
+        }
+        _ => c.respond(StatusCode::OK, &list.into_value(info)?, true),
+    }
+}
+
+async fn create<B>(c: &Call<'_>, req: Request<B>) -> Result<Response<Body>, ApiError>
+where
+    B: hyper::body::Body<Data = bytes::Bytes> + Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let info = c.store.info();
+    let opts = super::with_admission(c.query.write_options("CreateOptions")?, &req);
+    let (body, dup_warnings) = decoded(req, &opts, Some(info), c.wire).await?;
+    super::body_kind::check(&c.api.registry, info, &body)?;
+    let (obj, mut warnings) = c.store.create(c.namespace, body, &opts).await?;
+    warnings.extend(dup_warnings);
+    Ok(with_warnings(
+        c.respond(StatusCode::CREATED, &obj, false)?,
+        &warnings,
+    ))
+}
+
+async fn update<B>(c: &Call<'_>, req: Request<B>) -> Result<Response<Body>, ApiError>
+where
+    B: hyper::body::Body<Data = bytes::Bytes> + Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let info = c.store.info();
+    let opts = super::with_admission(c.query.write_options("UpdateOptions")?, &req);
+    let (body, dup_warnings) = decoded(req, &opts, Some(info), c.wire).await?;
+    super::body_kind::check(&c.api.registry, info, &body)?;
+    let sub = c.sub.clone().unwrap_or(Subresource::Main);
+    let (obj, mut warnings) = c
+        .store
+        .update(c.namespace, &c.name, body, sub, &opts)
+        .await?;
+    warnings.extend(dup_warnings);
+    Ok(with_warnings(
+        c.respond(StatusCode::OK, &obj, false)?,
+        &warnings,
+    ))
+}
+
+async fn patch<B>(c: &Call<'_>, req: Request<B>) -> Result<Response<Body>, ApiError>
+where
+    B: hyper::body::Body<Data = bytes::Bytes> + Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let content_type = content_type(&req);
+    let patch_type = PatchType::from_content_type(&content_type)?;
+    let apply = patch_type == PatchType::Apply;
+    let opts = super::with_admission(c.query.patch_options(apply)?, &req);
+    let bytes = read_body(req.into_body()).await?;
+    let patch = decode_body(&content_type, &bytes)?.value;
+    let store = c.store.clone();
+    let name = c.name.clone();
+    let applied = patch.clone();
+    let sub = c.sub.clone().unwrap_or(Subresource::Main);
+    let result = c
+        .store
+        .update_with(c.namespace, &c.name, sub, &opts, move |current| {
+            let patched = patch_type.apply(current, &patch, store.strategy().schema())?;
+            check_patched(store.info(), &name, current, &patched)?;
+            // The patched object keeps the current resourceVersion unless the patch
+            // changed it (any patch type): then it is a precondition (409).
+            Ok(patched)
+        })
+        .await;
+    let (code, (obj, warnings)) = match result {
+        // Apply creates what is not there yet.
+        Err(e) if e.reason == "NotFound" && apply && c.sub.is_none() => {
+            let mut obj = applied;
+            let name = Some(Value::from(c.name.as_str()));
+            crate::registry::object::set_meta(&mut obj, "name", name);
+            let created = c.store.create(c.namespace, obj, &opts).await?;
+            (StatusCode::CREATED, created)
+        }
+        other => (StatusCode::OK, other?),
+    };
+    Ok(with_warnings(c.respond(code, &obj, false)?, &warnings))
+}
+
+async fn delete<B>(c: &Call<'_>, req: Request<B>) -> Result<Response<Body>, ApiError>
+where
+    B: hyper::body::Body<Data = bytes::Bytes> + Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let admission = super::admission_of(&req);
+    let body = delete_body(req, c.api.protobuf).await?;
+    let mut opts = c.query.delete_options(body.as_ref())?;
+    opts.admission = admission;
+    match c.store.delete(c.namespace, &c.name, &opts).await? {
+        Deletion::Deleted(obj) => c.respond(StatusCode::OK, &obj, false),
+        // 202 only for the legacy `orphanDependents: false`, as kube-apiserver.
+        Deletion::Pending(obj) if opts.orphan_dependents_false => {
+            c.respond(StatusCode::ACCEPTED, &obj, false)
+        }
+        Deletion::Pending(obj) => c.respond(StatusCode::OK, &obj, false),
+    }
+}
+
+async fn delete_collection<B>(c: &Call<'_>, req: Request<B>) -> Result<Response<Body>, ApiError>
+where
+    B: hyper::body::Body<Data = bytes::Bytes> + Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let list_opts = c.query.list_options()?;
+    let admission = super::admission_of(&req);
+    let body = delete_body(req, c.api.protobuf).await?;
+    let mut opts = c.query.delete_options(body.as_ref())?;
+    opts.admission = admission;
+    let list = c
+        .store
+        .delete_collection(c.namespace, &list_opts, &opts)
+        .await?;
+    c.respond(StatusCode::OK, &list, true)
+}
+
+impl Call<'_> {
+    /// The answer `obj` (a list when `is_list`) in the negotiated format.
+    fn respond(
+        &self,
+        code: StatusCode,
+        obj: &Value,
+        is_list: bool,
+    ) -> Result<Response<Body>, ApiError> {
+        respond(&self.store, code, self.output, obj, is_list, self.how)
+    }
+}
+
+/// A 200 of a protobuf body already encoded.
+fn protobuf_ok(output: Output, body: impl Into<bytes::Bytes>) -> Response<Body> {
+    document(StatusCode::OK, negotiation::content_type(output), body)
 }
 
 /// `POST .../{name}/{subresource}` (`pods/binding`): the hooks apply the posted object;

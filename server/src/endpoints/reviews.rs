@@ -11,8 +11,8 @@ use kapi_storage::ReadAt;
 use serde_json::{Map, Value, json};
 
 use super::negotiation::{Output, SERVED_WITH_PROTOBUF as SERVED, decode_body};
-use super::path::{ResourcePath, Route};
 use super::{Api, Body, error_response, json_response, read_body};
+use crate::request::{RequestInfo, ResourcePath};
 use crate::status::ApiError;
 
 const AUTHORIZATION: &str = "authorization.k8s.io";
@@ -22,13 +22,14 @@ const AUTHENTICATION: &str = "authentication.k8s.io";
 pub async fn handle<B>(
     api: &Api,
     req: Request<B>,
+    info: &RequestInfo,
     user: &UserInfo,
 ) -> Result<Response<Body>, Request<B>>
 where
     B: hyper::body::Body<Data = bytes::Bytes> + Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let Some(Route::Resource(r)) = super::path::parse(req.uri().path()) else {
+    let Some(r) = info.resource() else {
         return Err(req);
     };
     let kind = match (
@@ -68,7 +69,7 @@ where
     let answer = async {
         let bytes = read_body(req.into_body()).await?;
         let body = if super::negotiation::is_protobuf(&content_type) {
-            let (group, version, kind) = kind.type_meta(&r);
+            let (group, version, kind) = kind.type_meta(r);
             let message = api
                 .protobuf
                 .kind(group, version, kind)
@@ -80,12 +81,12 @@ where
         };
         match kind {
             Review::SelfAccess | Review::Access | Review::LocalAccess => {
-                access_review(api, kind, &r, body, user)
+                access_review(api, kind, r, body, user)
             }
-            Review::SelfSubject => Ok(self_subject_review(&r, user)),
+            Review::SelfSubject => Ok(self_subject_review(r, user)),
             Review::Rules => rules_review(api, body, user),
             Review::Token => token_review(api, body).await,
-            Review::TokenRequest => token_request(api, &r, body).await,
+            Review::TokenRequest => token_request(api, r, body).await,
         }
     };
     Ok(match answer.await {

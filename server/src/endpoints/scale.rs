@@ -7,10 +7,9 @@ use serde_json::{Value, json};
 
 use super::negotiation::{Output, Wire, decode_body, is_protobuf};
 use super::patch::PatchType;
-use super::path::ResourcePath;
-use super::query::Query;
 use super::{Api, Body, json_response, read_body};
 use crate::registry::{Store, Subresource};
+use crate::request::{Query, ResourcePath};
 use crate::status::ApiError;
 
 fn pointer(json_path: &str) -> String {

@@ -14,11 +14,11 @@ use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
 
 use super::negotiation::Output;
-use super::query::Query;
 use super::{Api, Body};
 use crate::presentation::{Presentation, present};
 use crate::registry::watch::{EventObject, StoredWatchEvent};
 use crate::registry::{Store, WatchEventType};
+use crate::request::Query;
 use crate::status::ApiError;
 
 /// Without `timeoutSeconds`, a watch lasts this long (kube-apiserver picks a random time
