@@ -358,15 +358,55 @@ impl Importer<'_> {
         })
     }
 
+    /// The kind's `CustomResourceDefinition`: its name, annotations, names, scope and
+    /// its one version.
     fn crd(&mut self, ki: &KindImport<'_>) -> Result<Node, ImportError> {
-        let (gv, k, res) = (ki.gv, ki.cfg, ki.resource);
+        let gv = ki.gv;
         let crd_name = if gv.group.is_empty() {
             ki.plural.clone()
         } else {
             format!("{}.{}", ki.plural, gv.group)
         };
+        let subresources = self.subresources(ki, &crd_name)?;
+        let annotations = annotations(ki.cfg, ki.resource);
+        let names = crd_names(ki);
+        let version = self.crd_version(ki, subresources)?;
+        let scope = if ki.resource.namespaced {
+            "Namespaced"
+        } else {
+            "Cluster"
+        };
+        Ok(Node::Map(vec![
+            ("apiVersion".into(), Node::str("apiextensions.k8s.io/v1")),
+            ("kind".into(), Node::str("CustomResourceDefinition")),
+            (
+                "metadata".into(),
+                Node::Map(vec![
+                    ("name".into(), Node::str(crd_name)),
+                    ("annotations".into(), Node::Map(annotations)),
+                ]),
+            ),
+            (
+                "spec".into(),
+                Node::Map(vec![
+                    ("group".into(), Node::str(&gv.group)),
+                    ("scope".into(), Node::str(scope)),
+                    ("names".into(), Node::Map(names)),
+                    ("versions".into(), Node::Seq(vec![Node::Map(version)])),
+                ]),
+            ),
+        ]))
+    }
 
-        // subresources: status and scale from the paths, the rest from the configuration
+    /// The version's `subresources`: status and scale from the paths, the rest from the
+    /// configuration. Configured subresources the paths lack are errors; served ones the
+    /// configuration leaves out go into the report.
+    fn subresources(
+        &mut self,
+        ki: &KindImport<'_>,
+        crd_name: &str,
+    ) -> Result<Vec<(String, Node)>, ImportError> {
+        let (gv, k, res) = (ki.gv, ki.cfg, ki.resource);
         for sub in &k.subresources {
             if !res.subresources.contains(sub) {
                 return Err(self.kind_error(
@@ -385,7 +425,7 @@ impl Importer<'_> {
         if !unserved.is_empty() {
             self.report
                 .unserved_subresources
-                .insert(crd_name.clone(), unserved);
+                .insert(crd_name.to_string(), unserved);
         }
         let mut subresources = Vec::new();
         if res.subresources.contains("status") {
@@ -424,49 +464,19 @@ impl Importer<'_> {
             }
             (false, None) => {}
         }
+        Ok(subresources)
+    }
 
-        // annotations, sorted by key
-        let mut annotations = Vec::new();
-        if let Some(h) = &k.hooks {
-            annotations.push((HOOKS_ANNOTATION.to_string(), Node::str(h)));
-        }
-        if !k.subresources.is_empty() {
-            let mut subs = k.subresources.clone();
-            subs.sort();
-            subs.dedup();
-            // `name=verb,verb;name=verb`, the verbs from the paths' actions.
-            let written: Vec<String> = subs
-                .iter()
-                .map(|s| {
-                    let verbs = res.subresource_verbs.get(s).cloned().unwrap_or_default();
-                    let verbs: Vec<&str> = verbs.iter().map(String::as_str).collect();
-                    format!("{s}={}", verbs.join(","))
-                })
-                .collect();
-            annotations.push((
-                SUBRESOURCES_ANNOTATION.to_string(),
-                Node::str(written.join(";")),
-            ));
-        }
-        let verbs: Vec<&str> = res.verbs.iter().map(String::as_str).collect();
-        annotations.push((VERBS_ANNOTATION.to_string(), Node::str(verbs.join(","))));
-        annotations.sort_by(|a, b| a.0.cmp(&b.0));
-
-        let mut names = vec![
-            ("kind".to_string(), Node::str(&k.kind)),
-            ("listKind".to_string(), Node::str(format!("{}List", k.kind))),
-            ("plural".to_string(), Node::str(&ki.plural)),
-            ("singular".to_string(), Node::str(k.kind.to_lowercase())),
-        ];
-        if !k.short_names.is_empty() {
-            names.push(("shortNames".to_string(), strings(&k.short_names)));
-        }
-        if !k.categories.is_empty() {
-            names.push(("categories".to_string(), strings(&k.categories)));
-        }
-
+    /// The CRD's one entry of `versions`: served and stored, with its subresources,
+    /// printer columns, selectable fields and the kind's converted schema.
+    fn crd_version(
+        &mut self,
+        ki: &KindImport<'_>,
+        subresources: Vec<(String, Node)>,
+    ) -> Result<Vec<(String, Node)>, ImportError> {
+        let k = ki.cfg;
         let mut version = vec![
-            ("name".to_string(), Node::str(&gv.version)),
+            ("name".to_string(), Node::str(&ki.gv.version)),
             ("served".to_string(), Node::Bool(true)),
             ("storage".to_string(), Node::Bool(true)),
         ];
@@ -474,28 +484,7 @@ impl Importer<'_> {
             version.push(("subresources".to_string(), Node::Map(subresources)));
         }
         if !k.printer_columns.is_empty() {
-            let columns = k
-                .printer_columns
-                .iter()
-                .map(|c| {
-                    let mut col = vec![
-                        ("name".to_string(), Node::str(&c.name)),
-                        ("type".to_string(), Node::str(&c.type_)),
-                        ("jsonPath".to_string(), Node::str(&c.json_path)),
-                    ];
-                    if let Some(d) = &c.description {
-                        col.push(("description".to_string(), Node::str(d)));
-                    }
-                    if let Some(f) = &c.format {
-                        col.push(("format".to_string(), Node::str(f)));
-                    }
-                    if let Some(p) = c.priority {
-                        col.push(("priority".to_string(), Node::Number(p.into())));
-                    }
-                    Node::Map(col)
-                })
-                .collect();
-            version.push(("additionalPrinterColumns".to_string(), Node::Seq(columns)));
+            version.push(("additionalPrinterColumns".to_string(), printer_columns(k)));
         }
         if !k.selectable_fields.is_empty() {
             let fields = k
@@ -510,32 +499,7 @@ impl Importer<'_> {
             "schema".to_string(),
             Node::Map(vec![("openAPIV3Schema".to_string(), root)]),
         ));
-
-        let scope = if res.namespaced {
-            "Namespaced"
-        } else {
-            "Cluster"
-        };
-        Ok(Node::Map(vec![
-            ("apiVersion".into(), Node::str("apiextensions.k8s.io/v1")),
-            ("kind".into(), Node::str("CustomResourceDefinition")),
-            (
-                "metadata".into(),
-                Node::Map(vec![
-                    ("name".into(), Node::str(crd_name)),
-                    ("annotations".into(), Node::Map(annotations)),
-                ]),
-            ),
-            (
-                "spec".into(),
-                Node::Map(vec![
-                    ("group".into(), Node::str(&gv.group)),
-                    ("scope".into(), Node::str(scope)),
-                    ("names".into(), Node::Map(names)),
-                    ("versions".into(), Node::Seq(vec![Node::Map(version)])),
-                ]),
-            ),
-        ]))
+        Ok(version)
     }
 
     /// The kind's own definition, converted, with `metadata` reduced to `{type: object}`.
@@ -616,6 +580,82 @@ impl Importer<'_> {
         }
         Ok(packages)
     }
+}
+
+/// The CRD's `metadata.annotations`, sorted by key: the hooks, the configured
+/// subresources with their verbs (`name=verb,verb;name=verb`), and the resource's verbs.
+fn annotations(k: &KindConfig, res: &Resource) -> Vec<(String, Node)> {
+    let mut annotations = Vec::new();
+    if let Some(h) = &k.hooks {
+        annotations.push((HOOKS_ANNOTATION.to_string(), Node::str(h)));
+    }
+    if !k.subresources.is_empty() {
+        let mut subs = k.subresources.clone();
+        subs.sort();
+        subs.dedup();
+        // `name=verb,verb;name=verb`, the verbs from the paths' actions.
+        let written: Vec<String> = subs
+            .iter()
+            .map(|s| {
+                let verbs = res.subresource_verbs.get(s).cloned().unwrap_or_default();
+                let verbs: Vec<&str> = verbs.iter().map(String::as_str).collect();
+                format!("{s}={}", verbs.join(","))
+            })
+            .collect();
+        annotations.push((
+            SUBRESOURCES_ANNOTATION.to_string(),
+            Node::str(written.join(";")),
+        ));
+    }
+    let verbs: Vec<&str> = res.verbs.iter().map(String::as_str).collect();
+    annotations.push((VERBS_ANNOTATION.to_string(), Node::str(verbs.join(","))));
+    annotations.sort_by(|a, b| a.0.cmp(&b.0));
+    annotations
+}
+
+/// The CRD's `spec.names`: kind, list kind, plural and singular, and the configured
+/// short names and categories.
+fn crd_names(ki: &KindImport<'_>) -> Vec<(String, Node)> {
+    let k = ki.cfg;
+    let mut names = vec![
+        ("kind".to_string(), Node::str(&k.kind)),
+        ("listKind".to_string(), Node::str(format!("{}List", k.kind))),
+        ("plural".to_string(), Node::str(&ki.plural)),
+        ("singular".to_string(), Node::str(k.kind.to_lowercase())),
+    ];
+    if !k.short_names.is_empty() {
+        names.push(("shortNames".to_string(), strings(&k.short_names)));
+    }
+    if !k.categories.is_empty() {
+        names.push(("categories".to_string(), strings(&k.categories)));
+    }
+    names
+}
+
+/// The version's `additionalPrinterColumns`, from the configuration.
+fn printer_columns(k: &KindConfig) -> Node {
+    let columns = k
+        .printer_columns
+        .iter()
+        .map(|c| {
+            let mut col = vec![
+                ("name".to_string(), Node::str(&c.name)),
+                ("type".to_string(), Node::str(&c.type_)),
+                ("jsonPath".to_string(), Node::str(&c.json_path)),
+            ];
+            if let Some(d) = &c.description {
+                col.push(("description".to_string(), Node::str(d)));
+            }
+            if let Some(f) = &c.format {
+                col.push(("format".to_string(), Node::str(f)));
+            }
+            if let Some(p) = c.priority {
+                col.push(("priority".to_string(), Node::Number(p.into())));
+            }
+            Node::Map(col)
+        })
+        .collect();
+    Node::Seq(columns)
 }
 
 /// A definition's package: its name minus the last dot-segment.

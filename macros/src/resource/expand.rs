@@ -7,6 +7,7 @@ use syn::spanned::Spanned;
 use syn::{DeriveInput, LitStr, parse_quote};
 
 use super::ast::Input;
+use super::attr::{Attrs, Flag};
 use super::names;
 use crate::ctxt::Ctxt;
 
@@ -68,151 +69,58 @@ impl Names {
     }
 }
 
+/// `::std::borrow::Cow::Borrowed`: every string and slice in a `ResourceInfo` is a
+/// borrowed `Cow`, so the info can live in a `static`.
+fn cow() -> TokenStream {
+    quote!(::std::borrow::Cow::Borrowed)
+}
+
+/// An optional string field: `Some(Cow::Borrowed("…"))` or `None`.
+fn opt_str(value: Option<String>) -> TokenStream {
+    let cow = cow();
+    match value {
+        Some(s) => quote!(::core::option::Option::Some(#cow(#s))),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+/// A list-of-strings field: `Cow::Borrowed(&[Cow::Borrowed("…"), …])`.
+fn strs(lits: &[LitStr]) -> TokenStream {
+    let cow = cow();
+    let values = lits.iter().map(LitStr::value);
+    quote!(#cow(&[#(#cow(#values)),*]))
+}
+
+/// The value of a flag attribute, or `default` when it is absent.
+fn is_set(flag: &Option<Flag>, default: bool) -> bool {
+    flag.as_ref().map_or(default, |f| f.value)
+}
+
+/// The `ObjectMeta` type the metadata accessors return.
+fn object_meta(krate: &syn::Path) -> TokenStream {
+    quote!(#krate::__private::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta)
+}
+
+/// The `Resource` impl of an input that passed validation.
 fn impl_resource(input: &Input<'_>) -> TokenStream {
     let krate = krate(input);
-    let attrs = &input.attrs;
     let ident = input.ident;
+    let names = Names::resolve(input);
     let Names {
         group,
         version,
         kind,
-        list_kind,
         plural,
-        singular,
-    } = Names::resolve(input);
-
-    let cow = quote!(::std::borrow::Cow::Borrowed);
-    let some = quote!(::core::option::Option::Some);
-    let none = quote!(::core::option::Option::None);
-    let opt_str = |value: Option<String>| match value {
-        Some(s) => quote!(#some(#cow(#s))),
-        None => none.clone(),
-    };
-    let strs = |lits: &[LitStr]| {
-        let values = lits.iter().map(LitStr::value);
-        quote!(#cow(&[#(#cow(#values)),*]))
-    };
-
-    let is_set = |flag: &Option<super::attr::Flag>, default: bool| {
-        flag.as_ref().map_or(default, |f| f.value)
-    };
-    let scope = if is_set(&attrs.namespaced, false) {
-        quote!(#krate::Scope::Namespaced)
-    } else {
-        quote!(#krate::Scope::Cluster)
-    };
-    let status = is_set(&attrs.status, false);
-    let served = is_set(&attrs.served, true);
-    let storage = is_set(&attrs.storage, true);
-    let deprecated = is_set(&attrs.deprecated, false);
-    let deprecation_warning = opt_str(attrs.deprecation_warning.as_ref().map(LitStr::value));
-
-    let scale = match &attrs.scale {
-        Some(scale) => {
-            let spec = scale
-                .spec_replicas_path
-                .as_ref()
-                .map(LitStr::value)
-                .unwrap_or_default();
-            let status = scale
-                .status_replicas_path
-                .as_ref()
-                .map(LitStr::value)
-                .unwrap_or_default();
-            let selector = opt_str(scale.label_selector_path.as_ref().map(LitStr::value));
-            quote! {
-                #some(#krate::ScaleInfo {
-                    spec_replicas_path: #cow(#spec),
-                    status_replicas_path: #cow(#status),
-                    label_selector_path: #selector,
-                })
-            }
-        }
-        None => none.clone(),
-    };
-
-    let extra = attrs.extra_subresources.iter().map(|lit| {
-        let value = lit.value();
-        let (name, verbs) = value.split_once('=').unwrap_or((value.as_str(), ""));
-        let verbs = verbs.split(',').map(str::trim).filter(|v| !v.is_empty());
-        quote! {
-            #krate::resource::ExtraSubresource {
-                name: #cow(#name),
-                verbs: #cow(&[#(#cow(#verbs)),*]),
-            }
-        }
-    });
-    let extra = quote!(#cow(&[#(#extra),*]));
-
-    let print_columns = attrs.print_columns.iter().map(|column| {
-        let value = |lit: &Option<LitStr>| lit.as_ref().map(LitStr::value);
-        let name = value(&column.name).unwrap_or_default();
-        let type_ = value(&column.type_).unwrap_or_default();
-        let json_path = value(&column.json_path).unwrap_or_default();
-        let format = opt_str(value(&column.format));
-        let description = opt_str(value(&column.description));
-        let priority = column.priority.as_ref().map_or(0, |(_, p)| *p);
-        quote! {
-            #krate::PrinterColumn {
-                name: #cow(#name),
-                type_: #cow(#type_),
-                format: #format,
-                description: #description,
-                priority: #priority,
-                json_path: #cow(#json_path),
-            }
-        }
-    });
-
-    let short_names = strs(&attrs.short_names);
-    let categories = strs(&attrs.categories);
-    let selectable_fields = strs(&attrs.selectable_fields);
-    let verbs = if attrs.verbs.is_empty() {
-        quote!(#krate::resource::ALL_VERBS)
-    } else {
-        strs(&attrs.verbs)
-    };
-
-    let hooks = match &attrs.hooks {
+        ..
+    } = &names;
+    let hooks = match &input.attrs.hooks {
         Some(hooks) => quote!(#hooks),
         None => quote!(#krate::NoHooks),
     };
-
-    let schema_body = match &attrs.schema {
-        Some(function) => quote_spanned!(function.span()=> #function()),
-        None => {
-            let schemars = quote!(#krate::__private::schemars);
-            let message = format!(
-                "kapi: the JSON schema of `{ident}` is not a valid structural schema; fix the type \
-                 or give it `#[resource(schema = ...)]`: {{}}"
-            );
-            quote_spanned! {ident.span()=>
-                static SCHEMA: ::std::sync::OnceLock<#krate::schema::Schema> = ::std::sync::OnceLock::new();
-                SCHEMA.get_or_init(|| {
-                    let json_schema = #schemars::SchemaGenerator::default().into_root_schema_for::<Self>();
-                    match #krate::schema::Schema::from_json_schema(json_schema.as_value()) {
-                        ::core::result::Result::Ok(schema) => schema,
-                        ::core::result::Result::Err(errors) => {
-                            let errors: ::std::vec::Vec<::std::string::String> =
-                                errors.iter().map(::std::string::ToString::to_string).collect();
-                            ::core::panic!(#message, errors.join("; "))
-                        }
-                    }
-                })
-            }
-        }
-    };
-
-    let object_meta =
-        quote!(#krate::__private::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta);
-    let metadata_ty = input
-        .fields
-        .as_ref()
-        .and_then(|f| f.metadata)
-        .map(|f| f.ty.span());
-    let metadata_span = metadata_ty.unwrap_or_else(|| ident.span());
-    let metadata = quote_spanned!(metadata_span=> &self.metadata);
-    let metadata_mut = quote_spanned!(metadata_span=> &mut self.metadata);
+    let info = resource_info(&krate, &input.attrs, &names);
+    let schema_body = schema_body(&krate, &input.attrs, ident);
+    let object_meta = object_meta(&krate);
+    let (metadata, metadata_mut) = metadata_accessors(input);
 
     quote! {
         #[automatically_derived]
@@ -224,29 +132,7 @@ fn impl_resource(input: &Input<'_>) -> TokenStream {
             type Hooks = #hooks;
 
             fn info() -> &'static #krate::ResourceInfo {
-                static INFO: #krate::ResourceInfo = #krate::ResourceInfo {
-                    group: #cow(#group),
-                    version: #cow(#version),
-                    kind: #cow(#kind),
-                    list_kind: #cow(#list_kind),
-                    plural: #cow(#plural),
-                    singular: #cow(#singular),
-                    short_names: #short_names,
-                    categories: #categories,
-                    scope: #scope,
-                    subresources: #krate::Subresources {
-                        status: #status,
-                        scale: #scale,
-                        extra: #extra,
-                    },
-                    printer_columns: #cow(&[#(#print_columns),*]),
-                    selectable_fields: #selectable_fields,
-                    verbs: #verbs,
-                    served: #served,
-                    storage: #storage,
-                    deprecated: #deprecated,
-                    deprecation_warning: #deprecation_warning,
-                };
+                static INFO: #krate::ResourceInfo = #info;
                 &INFO
             }
 
@@ -265,6 +151,177 @@ fn impl_resource(input: &Input<'_>) -> TokenStream {
     }
 }
 
+/// The `ResourceInfo { … }` expression `Resource::info` keeps in its `static`: the
+/// names, scope, subresources, printer columns, verbs and version flags.
+fn resource_info(krate: &syn::Path, attrs: &Attrs, names: &Names) -> TokenStream {
+    let cow = cow();
+    let Names {
+        group,
+        version,
+        kind,
+        list_kind,
+        plural,
+        singular,
+    } = names;
+    let scope = if is_set(&attrs.namespaced, false) {
+        quote!(#krate::Scope::Namespaced)
+    } else {
+        quote!(#krate::Scope::Cluster)
+    };
+    let status = is_set(&attrs.status, false);
+    let served = is_set(&attrs.served, true);
+    let storage = is_set(&attrs.storage, true);
+    let deprecated = is_set(&attrs.deprecated, false);
+    let deprecation_warning = opt_str(attrs.deprecation_warning.as_ref().map(LitStr::value));
+    let scale = scale(krate, attrs);
+    let extra = extra_subresources(krate, attrs);
+    let printer_columns = printer_columns(krate, attrs);
+    let short_names = strs(&attrs.short_names);
+    let categories = strs(&attrs.categories);
+    let selectable_fields = strs(&attrs.selectable_fields);
+    let verbs = if attrs.verbs.is_empty() {
+        quote!(#krate::resource::ALL_VERBS)
+    } else {
+        strs(&attrs.verbs)
+    };
+    quote! {
+        #krate::ResourceInfo {
+            group: #cow(#group),
+            version: #cow(#version),
+            kind: #cow(#kind),
+            list_kind: #cow(#list_kind),
+            plural: #cow(#plural),
+            singular: #cow(#singular),
+            short_names: #short_names,
+            categories: #categories,
+            scope: #scope,
+            subresources: #krate::Subresources {
+                status: #status,
+                scale: #scale,
+                extra: #extra,
+            },
+            printer_columns: #printer_columns,
+            selectable_fields: #selectable_fields,
+            verbs: #verbs,
+            served: #served,
+            storage: #storage,
+            deprecated: #deprecated,
+            deprecation_warning: #deprecation_warning,
+        }
+    }
+}
+
+/// The scale subresource: `Some(ScaleInfo { … })` from `scale(...)`, else `None`.
+fn scale(krate: &syn::Path, attrs: &Attrs) -> TokenStream {
+    let Some(scale) = &attrs.scale else {
+        return quote!(::core::option::Option::None);
+    };
+    let cow = cow();
+    let spec = scale
+        .spec_replicas_path
+        .as_ref()
+        .map(LitStr::value)
+        .unwrap_or_default();
+    let status = scale
+        .status_replicas_path
+        .as_ref()
+        .map(LitStr::value)
+        .unwrap_or_default();
+    let selector = opt_str(scale.label_selector_path.as_ref().map(LitStr::value));
+    quote! {
+        ::core::option::Option::Some(#krate::ScaleInfo {
+            spec_replicas_path: #cow(#spec),
+            status_replicas_path: #cow(#status),
+            label_selector_path: #selector,
+        })
+    }
+}
+
+/// The extra subresources, each `extra_subresource = "name=verb,verb"` one
+/// `ExtraSubresource`, as a borrowed slice.
+fn extra_subresources(krate: &syn::Path, attrs: &Attrs) -> TokenStream {
+    let cow = cow();
+    let extra = attrs.extra_subresources.iter().map(|lit| {
+        let value = lit.value();
+        let (name, verbs) = value.split_once('=').unwrap_or((value.as_str(), ""));
+        let verbs = verbs.split(',').map(str::trim).filter(|v| !v.is_empty());
+        quote! {
+            #krate::resource::ExtraSubresource {
+                name: #cow(#name),
+                verbs: #cow(&[#(#cow(#verbs)),*]),
+            }
+        }
+    });
+    quote!(#cow(&[#(#extra),*]))
+}
+
+/// The printer columns, one `PrinterColumn` per `printcolumn(...)`, as a borrowed slice.
+fn printer_columns(krate: &syn::Path, attrs: &Attrs) -> TokenStream {
+    let cow = cow();
+    let columns = attrs.print_columns.iter().map(|column| {
+        let value = |lit: &Option<LitStr>| lit.as_ref().map(LitStr::value);
+        let name = value(&column.name).unwrap_or_default();
+        let type_ = value(&column.type_).unwrap_or_default();
+        let json_path = value(&column.json_path).unwrap_or_default();
+        let format = opt_str(value(&column.format));
+        let description = opt_str(value(&column.description));
+        let priority = column.priority.as_ref().map_or(0, |(_, p)| *p);
+        quote! {
+            #krate::PrinterColumn {
+                name: #cow(#name),
+                type_: #cow(#type_),
+                format: #format,
+                description: #description,
+                priority: #priority,
+                json_path: #cow(#json_path),
+            }
+        }
+    });
+    quote!(#cow(&[#(#columns),*]))
+}
+
+/// The body of `Resource::schema`: a call to the `schema = ...` function, or else the
+/// type's schemars schema converted once into a structural schema (panicking with the
+/// reasons when it is not one).
+fn schema_body(krate: &syn::Path, attrs: &Attrs, ident: &syn::Ident) -> TokenStream {
+    if let Some(function) = &attrs.schema {
+        return quote_spanned!(function.span()=> #function());
+    }
+    let schemars = quote!(#krate::__private::schemars);
+    let message = format!(
+        "kapi: the JSON schema of `{ident}` is not a valid structural schema; fix the type \
+         or give it `#[resource(schema = ...)]`: {{}}"
+    );
+    quote_spanned! {ident.span()=>
+        static SCHEMA: ::std::sync::OnceLock<#krate::schema::Schema> = ::std::sync::OnceLock::new();
+        SCHEMA.get_or_init(|| {
+            let json_schema = #schemars::SchemaGenerator::default().into_root_schema_for::<Self>();
+            match #krate::schema::Schema::from_json_schema(json_schema.as_value()) {
+                ::core::result::Result::Ok(schema) => schema,
+                ::core::result::Result::Err(errors) => {
+                    let errors: ::std::vec::Vec<::std::string::String> =
+                        errors.iter().map(::std::string::ToString::to_string).collect();
+                    ::core::panic!(#message, errors.join("; "))
+                }
+            }
+        })
+    }
+}
+
+/// The bodies of `metadata` and `metadata_mut`, spanned at the `metadata` field's type
+/// (or the type's name) so a mismatched type is reported there.
+fn metadata_accessors(input: &Input<'_>) -> (TokenStream, TokenStream) {
+    let metadata_ty = input
+        .fields
+        .as_ref()
+        .and_then(|f| f.metadata)
+        .map(|f| f.ty.span());
+    let metadata_span = metadata_ty.unwrap_or_else(|| input.ident.span());
+    let metadata = quote_spanned!(metadata_span=> &self.metadata);
+    let metadata_mut = quote_spanned!(metadata_span=> &mut self.metadata);
+    (metadata, metadata_mut)
+}
+
 /// A placeholder impl emitted next to the errors, for plain structs only (anything
 /// else has to change shape anyway).
 fn fallback(input: &Input<'_>) -> TokenStream {
@@ -273,8 +330,7 @@ fn fallback(input: &Input<'_>) -> TokenStream {
     }
     let krate = krate(input);
     let ident = input.ident;
-    let object_meta =
-        quote!(#krate::__private::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta);
+    let object_meta = object_meta(&krate);
     quote! {
         #[automatically_derived]
         impl #krate::Resource for #ident {

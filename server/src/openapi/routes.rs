@@ -153,197 +153,241 @@ pub(crate) struct Route {
 /// The operations of one resource version, in kube-apiserver's order, keeping only the
 /// verbs it serves.
 pub(crate) fn routes(info: &ResourceInfo, opts: &OpenApiOptions) -> Vec<Route> {
-    let kind = info.kind.as_ref();
-    let object = definition_name(&info.group, &info.version, kind);
-    let list = definition_name(&info.group, &info.version, &info.list_kind);
     let prefix = if info.group.is_empty() {
         format!("/api/{}", info.version)
     } else {
         format!("/apis/{}/{}", info.group, info.version)
     };
-    let serves = |verb: &str| info.verbs.iter().any(|v| v == verb);
     let mut write = vec![DRY_RUN, FIELD_MANAGER];
     if opts.field_validation {
         write.push(FIELD_VALIDATION);
     }
     let mut patch = write.clone();
     patch.push(FORCE);
-    let mut delete_collection = LIST.to_vec();
-    delete_collection.extend(DELETE);
-    delete_collection.sort_by_key(|p| p.name);
-    delete_collection.dedup();
-
-    let b = Builder {
+    let mut ops = Operations {
+        info,
+        root: format!("{prefix}/{}", info.plural),
+        scope: "",
+        object: definition_name(&info.group, &info.version, &info.kind),
+        list: definition_name(&info.group, &info.version, &info.list_kind),
+        write,
+        patch,
+    };
+    let mut b = Builder {
         info,
         out: Vec::new(),
     };
-    let mut b = b;
-    let mut root = format!("{prefix}/{}", info.plural);
-    let scope = if info.namespaced() {
-        if serves("list") {
+    if info.namespaced() {
+        // A namespaced resource is listed across namespaces too, at the unscoped path.
+        if ops.serves("list") {
             b.add(
-                &root,
+                &ops.root,
                 "",
                 "get",
                 "list",
                 "list",
-                &format!("list{kind}ForAllNamespaces"),
+                &format!("list{}ForAllNamespaces", info.kind),
                 &LIST,
                 None,
-                &[(200, "OK", &list)],
+                &[(200, "OK", &ops.list)],
             );
         }
-        root = format!("{prefix}/namespaces/{{namespace}}/{}", info.plural);
-        "Namespaced"
-    } else {
-        ""
-    };
-    let op = |verb: &str, sub: &str| format!("{verb}{scope}{kind}{}", title(sub));
-    if serves("list") {
-        b.add(
-            &root,
-            "",
-            "get",
-            "list",
-            "list",
-            &op("list", ""),
-            &LIST,
-            None,
-            &[(200, "OK", &list)],
-        );
+        ops.root = format!("{prefix}/namespaces/{{namespace}}/{}", info.plural);
+        ops.scope = "Namespaced";
     }
-    if serves("create") {
-        let responses = [
-            (200, "OK", &object),
-            (201, "Created", &object),
-            (202, "Accepted", &object),
-        ];
-        b.add(
-            &root,
-            "",
-            "post",
-            "post",
-            "create",
-            &op("create", ""),
-            &write,
-            Some((&object, true, false)),
-            &responses,
-        );
-    }
-    if serves("deletecollection") {
-        b.add(
-            &root,
-            "",
-            "delete",
-            "deletecollection",
-            "deletecollection",
-            &op("deletecollection", ""),
-            &delete_collection,
-            Some((DELETE_OPTIONS, false, false)),
-            &[(200, "OK", &STATUS.to_string())],
-        );
-    }
-    if serves("get") {
-        b.add(
-            &root,
-            "/{name}",
-            "get",
-            "get",
-            "read",
-            &op("read", ""),
-            &[RESOURCE_VERSION],
-            None,
-            &[(200, "OK", &object)],
-        );
-    }
-    if serves("update") {
-        let responses = [(200, "OK", &object), (201, "Created", &object)];
-        b.add(
-            &root,
-            "/{name}",
-            "put",
-            "put",
-            "replace",
-            &op("replace", ""),
-            &write,
-            Some((&object, true, false)),
-            &responses,
-        );
-    }
-    if serves("delete") {
-        let status = STATUS.to_string();
-        let responses = [(200, "OK", &status), (202, "Accepted", &status)];
-        b.add(
-            &root,
-            "/{name}",
-            "delete",
-            "delete",
-            "delete",
-            &op("delete", ""),
-            &DELETE,
-            Some((DELETE_OPTIONS, false, false)),
-            &responses,
-        );
-    }
-    if serves("patch") {
-        b.add(
-            &root,
-            "/{name}",
-            "patch",
-            "patch",
-            "patch",
-            &op("patch", ""),
-            &patch,
-            Some((PATCH, true, true)),
-            &[(200, "OK", &object)],
-        );
-    }
-    let scale = SCALE.to_string();
-    let mut subresources = Vec::new();
-    if info.subresources.status {
-        subresources.push(("status", &object));
-    }
-    if info.subresources.scale.is_some() {
-        subresources.push(("scale", &scale));
-    }
-    for (sub, sample) in subresources {
-        let path = format!("/{{name}}/{sub}");
-        b.add(
-            &root,
-            &path,
-            "get",
-            "get",
-            "read",
-            &op("read", sub),
-            &[],
-            None,
-            &[(200, "OK", sample)],
-        );
-        let responses = [(200, "OK", sample), (201, "Created", sample)];
-        b.add(
-            &root,
-            &path,
-            "put",
-            "put",
-            "replace",
-            &op("replace", sub),
-            &write,
-            Some((sample, true, false)),
-            &responses,
-        );
-        b.add(
-            &root,
-            &path,
-            "patch",
-            "patch",
-            "patch",
-            &op("patch", sub),
-            &patch,
-            Some((PATCH, true, true)),
-            &[(200, "OK", sample)],
-        );
-    }
+    ops.collection(&mut b);
+    ops.item(&mut b);
+    ops.subresources(&mut b);
     b.out
+}
+
+/// What the operations of one resource version share: the path they hang off (in the
+/// namespace for a namespaced resource), the scope word of their operation ids, the
+/// object and list definitions, and the query parameters of writes and patches.
+struct Operations<'a> {
+    info: &'a ResourceInfo,
+    root: String,
+    scope: &'static str,
+    object: String,
+    list: String,
+    write: Vec<Param>,
+    patch: Vec<Param>,
+}
+
+impl Operations<'_> {
+    /// Whether the resource serves `verb`.
+    fn serves(&self, verb: &str) -> bool {
+        self.info.verbs.iter().any(|v| v == verb)
+    }
+
+    /// An operation such as `patchNamespacedDeploymentScale`, for
+    /// [`operation_id_and_tag`].
+    fn op(&self, verb: &str, sub: &str) -> String {
+        format!("{verb}{}{}{}", self.scope, self.info.kind, title(sub))
+    }
+
+    /// The collection's operations: list, create and deletecollection.
+    fn collection(&self, b: &mut Builder<'_>) {
+        let (root, object) = (&self.root, &self.object);
+        if self.serves("list") {
+            b.add(
+                root,
+                "",
+                "get",
+                "list",
+                "list",
+                &self.op("list", ""),
+                &LIST,
+                None,
+                &[(200, "OK", &self.list)],
+            );
+        }
+        if self.serves("create") {
+            let responses = [
+                (200, "OK", object),
+                (201, "Created", object),
+                (202, "Accepted", object),
+            ];
+            b.add(
+                root,
+                "",
+                "post",
+                "post",
+                "create",
+                &self.op("create", ""),
+                &self.write,
+                Some((object, true, false)),
+                &responses,
+            );
+        }
+        if self.serves("deletecollection") {
+            let mut delete_collection = LIST.to_vec();
+            delete_collection.extend(DELETE);
+            delete_collection.sort_by_key(|p| p.name);
+            delete_collection.dedup();
+            b.add(
+                root,
+                "",
+                "delete",
+                "deletecollection",
+                "deletecollection",
+                &self.op("deletecollection", ""),
+                &delete_collection,
+                Some((DELETE_OPTIONS, false, false)),
+                &[(200, "OK", &STATUS.to_string())],
+            );
+        }
+    }
+
+    /// One object's operations, at `/{name}`: read, replace, delete and patch.
+    fn item(&self, b: &mut Builder<'_>) {
+        let (root, object) = (&self.root, &self.object);
+        if self.serves("get") {
+            b.add(
+                root,
+                "/{name}",
+                "get",
+                "get",
+                "read",
+                &self.op("read", ""),
+                &[RESOURCE_VERSION],
+                None,
+                &[(200, "OK", object)],
+            );
+        }
+        if self.serves("update") {
+            let responses = [(200, "OK", object), (201, "Created", object)];
+            b.add(
+                root,
+                "/{name}",
+                "put",
+                "put",
+                "replace",
+                &self.op("replace", ""),
+                &self.write,
+                Some((object, true, false)),
+                &responses,
+            );
+        }
+        if self.serves("delete") {
+            let status = STATUS.to_string();
+            let responses = [(200, "OK", &status), (202, "Accepted", &status)];
+            b.add(
+                root,
+                "/{name}",
+                "delete",
+                "delete",
+                "delete",
+                &self.op("delete", ""),
+                &DELETE,
+                Some((DELETE_OPTIONS, false, false)),
+                &responses,
+            );
+        }
+        if self.serves("patch") {
+            b.add(
+                root,
+                "/{name}",
+                "patch",
+                "patch",
+                "patch",
+                &self.op("patch", ""),
+                &self.patch,
+                Some((PATCH, true, true)),
+                &[(200, "OK", object)],
+            );
+        }
+    }
+
+    /// Read, replace and patch of `/{name}/status` and `/{name}/scale`, for the
+    /// subresources the resource has, whatever its verbs.
+    fn subresources(&self, b: &mut Builder<'_>) {
+        let scale = SCALE.to_string();
+        let mut subresources = Vec::new();
+        if self.info.subresources.status {
+            subresources.push(("status", &self.object));
+        }
+        if self.info.subresources.scale.is_some() {
+            subresources.push(("scale", &scale));
+        }
+        for (sub, sample) in subresources {
+            let path = format!("/{{name}}/{sub}");
+            b.add(
+                &self.root,
+                &path,
+                "get",
+                "get",
+                "read",
+                &self.op("read", sub),
+                &[],
+                None,
+                &[(200, "OK", sample)],
+            );
+            let responses = [(200, "OK", sample), (201, "Created", sample)];
+            b.add(
+                &self.root,
+                &path,
+                "put",
+                "put",
+                "replace",
+                &self.op("replace", sub),
+                &self.write,
+                Some((sample, true, false)),
+                &responses,
+            );
+            b.add(
+                &self.root,
+                &path,
+                "patch",
+                "patch",
+                "patch",
+                &self.op("patch", sub),
+                &self.patch,
+                Some((PATCH, true, true)),
+                &[(200, "OK", sample)],
+            );
+        }
+    }
 }
 
 struct Builder<'a> {
