@@ -38,6 +38,7 @@
 
 pub mod crd;
 pub mod field;
+pub mod hooks;
 pub mod meta;
 pub mod patch;
 pub mod protobuf;
@@ -48,6 +49,7 @@ pub mod strategy;
 pub mod yaml;
 
 pub use field::{ErrorList, FieldError, FieldPath};
+pub use hooks::{Hooks, NoHooks, SubresourceError};
 /// `#[derive(Resource)]`: implements [`Resource`] from `#[resource(...)]` attributes.
 /// See the `kapi-macros` crate for every attribute.
 pub use kapi_macros::Resource;
@@ -55,9 +57,7 @@ pub use resource::{
     PrinterColumn, Resource, ResourceInfo, ScaleInfo, Scope, Subresources, embedded_schema,
     embedded_schema_with,
 };
-pub use strategy::{
-    Hooks, NoHooks, ObjectStrategy, Registrar, SchemaStrategy, SubresourceError, TypedStrategy,
-};
+pub use strategy::{ObjectStrategy, Registrar, SchemaStrategy, TypedStrategy};
 
 /// schemars, for `#[derive(JsonSchema)]` on hand-written resources:
 /// `use kapi_core::schemars::{self, JsonSchema};`.

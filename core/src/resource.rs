@@ -7,8 +7,8 @@ use std::borrow::Cow;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Serialize, de::DeserializeOwned};
 
+use crate::hooks::Hooks;
 use crate::schema::{Definitions, Schema};
-use crate::strategy::Hooks;
 
 /// A string that is `&'static` for compiled resources and owned for run-time ones.
 pub type Str = Cow<'static, str>;

@@ -12,114 +12,9 @@ use std::marker::PhantomData;
 use serde_json::Value;
 
 use crate::field::{ErrorList, FieldError, FieldPath};
+use crate::hooks::{Hooks, SubresourceError};
 use crate::resource::{Resource, ResourceInfo};
 use crate::schema::Schema;
-
-/// Hand-written behaviour for a resource, added without editing generated code.
-///
-/// Every method has a default that does nothing, so an implementation overrides only
-/// what it needs. Hooks run after the schema's own defaulting, pruning and validation.
-pub trait Hooks<R>: Default + Send + Sync + 'static {
-    /// Extra defaulting, after the schema's defaults.
-    fn apply_defaults(&self, _obj: &mut R) {}
-
-    /// Called on create, after the generic preparation (status cleared, generation 1).
-    fn prepare_for_create(&self, _obj: &mut R) {}
-
-    /// Whether a new object keeps the status it was created with although status is a
-    /// subresource (a kubelet registers its Node with its status).
-    fn keep_status_on_create(&self) -> bool {
-        false
-    }
-
-    /// Called on update, after the generic preparation.
-    fn prepare_for_update(&self, _new: &mut R, _old: &R) {}
-
-    /// What an object's name must look like (a DNS subdomain unless said otherwise).
-    fn name_rule(&self) -> crate::meta::NameRule {
-        crate::meta::NameRule::Subdomain
-    }
-
-    /// Extra validation of a new object.
-    fn validate(&self, _obj: &R) -> ErrorList {
-        ErrorList::new()
-    }
-
-    /// Extra validation of an update.
-    fn validate_update(&self, _new: &R, _old: &R) -> ErrorList {
-        ErrorList::new()
-    }
-
-    /// Dotted field paths (`spec.selector`) that may not change after create.
-    fn immutable_fields(&self) -> &[&'static str] {
-        &[]
-    }
-
-    /// Whether a PUT without `metadata.resourceVersion` overwrites whatever is stored.
-    /// Custom resources refuse it (422), as kube-apiserver's CRD strategy does; most
-    /// built-in kinds allow it.
-    fn allow_unconditional_update(&self) -> bool {
-        false
-    }
-
-    /// Why the object may not be deleted at all, if it may not (the `default`
-    /// namespace); the API answers 403 Forbidden with this reason.
-    fn forbid_delete(&self, _obj: &R) -> Option<String> {
-        None
-    }
-
-    /// Called when a delete is asked for and the object is kept for finalization
-    /// (Namespace: `status.phase` becomes `Terminating`).
-    fn prepare_for_delete(&self, _obj: &mut R) {}
-
-    /// True while resource-specific finalization is pending, beyond
-    /// `metadata.finalizers` (Namespace: while `spec.finalizers` is not empty). A
-    /// deleted object is removed from storage only once this is false and its
-    /// `metadata.finalizers` are empty.
-    fn finalizing(&self, _obj: &R) -> bool {
-        false
-    }
-
-    /// A Table cell computed from the object, for a printer column that a JSONPath
-    /// cannot express (ConfigMap's `Data`: the number of keys). `None` keeps the
-    /// column's JSONPath value.
-    fn table_cell(&self, _column: &str, _obj: &R) -> Option<serde_json::Value> {
-        None
-    }
-
-    /// Handles a write (PUT or PATCH) to one of the resource's other subresources
-    /// (`ResourceInfo::subresources.extra`): keeps from `new` only what that subresource
-    /// may change and takes the rest from `old` (Namespace `finalize`: `spec.finalizers`;
-    /// CertificateSigningRequest `approval`: the approval conditions). Returns false when
-    /// the hooks have no such subresource, which then answers 404.
-    fn update_subresource(&self, _subresource: &str, _new: &mut R, _old: &R) -> bool {
-        false
-    }
-
-    /// Extra validation of a write to another subresource, after
-    /// [`Hooks::update_subresource`] and the usual update validation.
-    fn validate_subresource_update(&self, _subresource: &str, _new: &R, _old: &R) -> ErrorList {
-        ErrorList::new()
-    }
-
-    /// Handles a POST of another kind to a subresource (`pods/binding` posts a Binding):
-    /// changes `obj` as `body` asks. The default answers that there is no such
-    /// subresource.
-    fn create_on_subresource(
-        &self,
-        _subresource: &str,
-        _body: &Value,
-        _obj: &mut R,
-    ) -> Result<(), SubresourceError> {
-        Err(SubresourceError::NotFound)
-    }
-}
-
-/// The hooks of a resource that has none.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoHooks;
-
-impl<R> Hooks<R> for NoHooks {}
 
 /// The object-safe strategy the generic server works with.
 pub trait ObjectStrategy: Send + Sync + 'static {
@@ -198,20 +93,6 @@ pub trait ObjectStrategy: Send + Sync + 'static {
     ) -> Result<(), SubresourceError> {
         Err(SubresourceError::NotFound)
     }
-}
-
-/// Why a POST to a subresource ([`Hooks::create_on_subresource`]) was refused.
-#[derive(Clone, Debug, PartialEq)]
-pub enum SubresourceError {
-    /// The resource has no such subresource (404).
-    NotFound,
-    /// The object is not in a state the request applies to (409): "pod p is already
-    /// assigned to node \"n\"".
-    Conflict(String),
-    /// The posted object is invalid (422), with field errors.
-    Invalid(ErrorList),
-    /// The request makes no sense (400).
-    BadRequest(String),
 }
 
 /// Where strategies are installed; implemented by the server's registry. The generated

@@ -11,8 +11,8 @@ use std::sync::{Arc, OnceLock};
 
 use kapi_core::meta::{validate_object_meta, validate_object_meta_update};
 use kapi_core::{ErrorList, FieldError, FieldPath, ObjectStrategy, ResourceInfo};
-use kapi_server::endpoints::negotiation::decode_body;
 use kapi_server::endpoints::patch::PatchType;
+use kapi_server::negotiation::decode_body;
 use kapi_server::presentation::to_yaml;
 use kapi_server::registry::object::{
     keep_server_metadata, meta_str, name, namespace, prune_metadata, set_meta,
@@ -248,7 +248,11 @@ pub fn patch(patch_type: PatchType, content_type: &str, data: &[u8]) {
         let bound = json_len(&current)
             + 2 * json_len(&patch)
             + kapi_server::endpoints::patch::MAX_JSON_PATCH_COPY_BYTES;
-        assert!(json_len(doc) <= bound, "a result of {} bytes", json_len(doc));
+        assert!(
+            json_len(doc) <= bound,
+            "a result of {} bytes",
+            json_len(doc)
+        );
     }
     if patch_type == PatchType::Apply {
         // Apply creates a missing object from the configuration, named by the URL.

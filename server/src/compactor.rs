@@ -20,7 +20,7 @@ pub async fn run(
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
-            () = crate::controllers::stopped(&mut shutdown) => return,
+            () = crate::shutdown::stopped(&mut shutdown) => return,
             _ = tick.tick() => {}
         }
         let current = match storage.current_revision().await {
@@ -37,58 +37,5 @@ pub async fn run(
             }
         }
         previous = Some(current);
-    }
-}
-
-/// Parses a duration written as kube-apiserver's flags take it: `300s`, `5m`, `1h`,
-/// `1m30s`, or a bare number of seconds. `0` turns compaction off.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    if let Ok(secs) = text.parse::<u64>() {
-        return Ok(Duration::from_secs(secs));
-    }
-    let mut total = 0f64;
-    let mut number = String::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c.is_ascii_digit() || c == '.' {
-            number.push(c);
-            continue;
-        }
-        let mut unit = c.to_string();
-        if c == 'm' && chars.peek() == Some(&'s') {
-            unit.push(chars.next().unwrap_or('s'));
-        }
-        let value: f64 = number
-            .parse()
-            .map_err(|_| format!("invalid duration {text:?}"))?;
-        number.clear();
-        total += value
-            * match unit.as_str() {
-                "ms" => 0.001,
-                "s" => 1.0,
-                "m" => 60.0,
-                "h" => 3600.0,
-                _ => return Err(format!("invalid duration {text:?}: unknown unit {unit:?}")),
-            };
-    }
-    if !number.is_empty() {
-        return Err(format!("invalid duration {text:?}: missing unit"));
-    }
-    Ok(Duration::from_secs_f64(total))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_parse_like_kube_apiserver_flags() {
-        assert_eq!(parse_duration("300").unwrap(), Duration::from_secs(300));
-        assert_eq!(parse_duration("5m").unwrap(), Duration::from_secs(300));
-        assert_eq!(parse_duration("1m30s").unwrap(), Duration::from_secs(90));
-        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
-        assert!(parse_duration("5x").is_err());
-        assert!(parse_duration("5m3").is_err());
     }
 }

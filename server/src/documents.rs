@@ -14,11 +14,11 @@ use serde_json::{Value, json};
 
 use crate::discovery::sha256::sha256;
 use crate::discovery::{self, AggregatedVersion, DiscoveryFormat};
-use crate::endpoints::negotiation::parse_accept;
-use crate::request::Route;
-use crate::endpoints::{Body, api_document, document, error_response};
+use crate::negotiation::parse_accept;
 use crate::openapi::{self, OpenApiOptions};
 use crate::registry::Registry;
+use crate::request::Route;
+use crate::response::{Body, api_document, document, error_response};
 use crate::status::ApiError;
 
 /// A document serialized once, served many times.

@@ -16,12 +16,11 @@ use kapi_storage::{EncryptedStorage, EncryptionConfig, Storage};
 
 use crate::registry::Resources;
 use crate::registry::keys::group_resource_prefix;
-use crate::server::ServeError;
 
-/// Reads and checks the configuration file, if one is given; a bad file is a
-/// [`ServeError::Config`] naming it and every problem in it.
-pub fn load(path: Option<&Path>) -> Result<Option<EncryptionConfig>, ServeError> {
-    path.map(|p| EncryptionConfig::load(p).map_err(|e| ServeError::Config(e.to_string())))
+/// Reads and checks the configuration file, if one is given; a bad file is an error
+/// naming it and every problem in it.
+pub fn load(path: Option<&Path>) -> Result<Option<EncryptionConfig>, String> {
+    path.map(|p| EncryptionConfig::load(p).map_err(|e| e.to_string()))
         .transpose()
 }
 

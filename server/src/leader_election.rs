@@ -105,7 +105,7 @@ pub async fn run<W, F>(
                 Err(e) => tracing::debug!(error = %e, "leader election: trying the Lease"),
             }
             tokio::select! {
-                () = crate::controllers::stopped(&mut shutdown) => return,
+                () = crate::shutdown::stopped(&mut shutdown) => return,
                 () = tokio::time::sleep(jittered(timings.retry_period)) => {}
             }
         }
@@ -116,7 +116,7 @@ pub async fn run<W, F>(
         let mut last_renewal = Instant::now();
         let shutting_down = loop {
             tokio::select! {
-                () = crate::controllers::stopped(&mut shutdown) => break true,
+                () = crate::shutdown::stopped(&mut shutdown) => break true,
                 () = tokio::time::sleep(timings.retry_period) => {}
             }
             // A renewal that hangs must not outlive the deadline.

@@ -3,10 +3,13 @@
 //! The generic Kubernetes-style API server, and the resources of the repository's
 //! `schemas/` it serves. The `kapi` crate is its binary: flags and wiring only.
 //!
-//! Layers, each depending only on the one below it (as in k8s.io/apiserver):
-//! - [`request`]: what a request asks ([`request::RequestInfo`]), resolved once;
-//! - [`endpoints`]: routes derived from the registry, content negotiation, and the
-//!   generic handlers (decode → registry → encode);
+//! Layers, each depending only on the ones below it (as in k8s.io/apiserver; no module
+//! imports another in a circle):
+//! - [`endpoints`]: the filter chain and the generic handlers (decode → registry →
+//!   encode), dispatching on what [`request`] resolved once per request
+//!   ([`request::RequestInfo`]: the path, the query, the verb);
+//! - [`negotiation`] and [`response`]: the formats a client sends and accepts, and the
+//!   responses every layer builds;
 //! - [`registry`]: one [`registry::Store`] per resource version, running its strategy
 //!   (defaulting, validation, create/update rules) around the storage;
 //! - the storage: the `kapi_storage::Storage` trait and its backends.
@@ -17,6 +20,7 @@
 //! (CustomResourceDefinitions served at run time), [`allocation`] (Service
 //! cluster IPs and node ports), [`encryption`] (encryption at rest), [`server`] (listening,
 //! shutdown), [`kubeconfig`], [`private_files`] (the modes of what it keeps on disk).
+//! `docs/architecture.md` has the whole map.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), kapi_server::server::ServeError> {
@@ -50,6 +54,7 @@ pub mod compactor;
 pub mod controllers;
 pub mod discovery;
 pub mod documents;
+pub mod duration;
 pub mod encryption;
 pub mod endpoints;
 pub mod generated;
@@ -59,13 +64,16 @@ pub mod kubeconfig;
 pub mod leader_election;
 pub mod limits;
 pub mod metrics;
+pub mod negotiation;
 pub mod openapi;
 pub mod pki;
 pub mod presentation;
 pub mod private_files;
 pub mod registry;
 pub mod request;
+pub mod response;
 pub mod server;
+mod shutdown;
 pub mod status;
 pub mod table;
 pub mod tls;

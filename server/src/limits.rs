@@ -19,8 +19,12 @@ use kapi_auth::UserInfo;
 use kapi_auth::authz::Attributes;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::endpoints::{Body, error_response};
+use crate::response::{Body, error_response};
 use crate::status::ApiError;
+
+/// Largest request body accepted by default (kube-apiserver's limit, 3 MiB); the
+/// filter chain bounds every body by `--max-request-body-bytes`.
+pub const DEFAULT_MAX_BODY: usize = 3 * 1024 * 1024;
 
 /// The limits' settings.
 #[derive(Clone, Debug)]
@@ -47,7 +51,7 @@ impl Default for LimitsConfig {
             request_timeout: Duration::from_secs(60),
             max_watches_per_user: 1000,
             max_object_bytes: crate::registry::DEFAULT_MAX_OBJECT_BYTES,
-            max_body_bytes: crate::endpoints::DEFAULT_MAX_BODY,
+            max_body_bytes: DEFAULT_MAX_BODY,
         }
     }
 }
@@ -192,7 +196,7 @@ impl Limits {
     pub fn timeout_for(&self, query: &crate::request::Query) -> Duration {
         let asked = query
             .get("timeout")
-            .and_then(|t| crate::compactor::parse_duration(t).ok())
+            .and_then(|t| crate::duration::parse_duration(t).ok())
             .filter(|d| !d.is_zero());
         match asked {
             Some(d) if d < self.config.request_timeout => d,

@@ -8,9 +8,9 @@ use kapi_core::yaml::double_quoted;
 use saphyr::{Mapping, Scalar, Yaml, YamlEmitter};
 use serde_json::Value;
 
-use crate::endpoints::negotiation::Output;
+use crate::negotiation::{Conversion, Output};
 use crate::status::ApiError;
-use crate::table::{self, Conversion, IncludeObject, TableOptions};
+use crate::table::{self, IncludeObject, TableOptions};
 
 /// How a response is presented beyond its media type.
 #[derive(Clone, Copy, Debug, Default)]
@@ -170,7 +170,7 @@ pub fn to_yaml(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::to_yaml;
-    use crate::endpoints::negotiation::decode_body;
+    use crate::negotiation::decode_body;
     use serde_json::{Value, json};
 
     /// Whether `a` and `b` are the same document, numbers compared as `f64` (YAML has
@@ -228,7 +228,7 @@ mod tests {
             }
         }
         // As deep as a body may nest, arrays, objects and both in turn.
-        let deepest = crate::endpoints::negotiation::MAX_NESTING;
+        let deepest = crate::negotiation::MAX_NESTING;
         for doc in [
             (1..deepest).fold(json!([1]), |v, _| json!([v])),
             (1..deepest).fold(json!({"k": "v"}), |v, _| json!({"k": v})),

@@ -155,8 +155,8 @@ pub async fn serve(
 ) -> Result<(), ServeError> {
     crate::private_files::ensure_dir(&config.data_dir)
         .map_err(io(format!("creating {}", config.data_dir.display())))?;
-    let encryption =
-        crate::encryption::load(config.security.encryption_provider_config.as_deref())?;
+    let encryption = crate::encryption::load(config.security.encryption_provider_config.as_deref())
+        .map_err(ServeError::Config)?;
     let storage = open_storage(&config).await?;
     // Below everything else, so the watch caches hold plaintext.
     let storage = crate::encryption::wrap(storage, encryption.as_ref(), &resources, &config.prefix);
@@ -551,10 +551,10 @@ fn service(
     peer: Arc<Peer>,
 ) -> impl hyper::service::Service<
     http::Request<hyper::body::Incoming>,
-    Response = http::Response<crate::endpoints::Body>,
+    Response = http::Response<crate::response::Body>,
     Error = std::convert::Infallible,
     Future = impl std::future::Future<
-        Output = Result<http::Response<crate::endpoints::Body>, std::convert::Infallible>,
+        Output = Result<http::Response<crate::response::Body>, std::convert::Infallible>,
     > + Send,
 > + Clone {
     service_fn(move |req| {

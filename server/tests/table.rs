@@ -5,9 +5,10 @@ mod common;
 
 use chrono::{DateTime, Utc};
 use kapi_core::ResourceInfo;
+use kapi_server::negotiation::{Conversion, MetaVersion};
 use kapi_server::table::{
-    Conversion, IncludeObject, MetaVersion, TableOptions, column_definitions, list_table,
-    negotiate, object_table, partial_object_metadata, partial_object_metadata_list,
+    IncludeObject, TableOptions, column_definitions, list_table, negotiate, object_table,
+    partial_object_metadata, partial_object_metadata_list,
 };
 use serde_json::{Value, json};
 

@@ -5,8 +5,8 @@
 //!
 //! - [`interface`]: the trait, its request and response types, and
 //!   [`guaranteed_update`], the retried compare-and-swap update (and
-//!   [`guaranteed_update_with_ttl`], its variant for keys that expire);
-//! - [`error`]: [`StorageError`], the backend-neutral error;
+//!   [`guaranteed_update_with_ttl`], its variant for keys that expire), and
+//!   [`StorageError`], the backend-neutral error ([`interface::error`]);
 //! - [`embedded`]: [`EmbeddedStorage`], the default backend, persistent and crash-safe
 //!   on redb, with a global revision counter and an event history for watches;
 //! - `etcd` (cargo feature `etcd`): `EtcdStorage`, for several replicas over one etcd
@@ -19,7 +19,6 @@
 pub mod cacher;
 pub mod embedded;
 pub mod encryption;
-pub mod error;
 #[cfg(feature = "etcd")]
 pub mod etcd;
 pub mod interface;
@@ -27,9 +26,9 @@ pub mod interface;
 pub use cacher::{Cacher, CacherConfig, CacherStats, WatchCacheBudget};
 pub use embedded::{CompactionPolicy, EmbeddedConfig, EmbeddedStorage};
 pub use encryption::{EncryptedStorage, EncryptionConfig};
-pub use error::StorageError;
 #[cfg(feature = "etcd")]
 pub use etcd::{EtcdConfig, EtcdStorage};
+pub use interface::StorageError;
 pub use interface::{
     Deleted, Encodings, Event, EventKind, KeyValue, ListRequest, ListResponse, ReadAt, Result,
     Revision, Storage, Update, UpdateAttempts, UpdateError, Updated, ValueMemo, WatchItem,

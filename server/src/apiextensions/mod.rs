@@ -98,7 +98,7 @@ async fn run(
             Err(e) => {
                 tracing::warn!(error = %e, "CRD controller: watch failed");
                 tokio::select! {
-                    () = crate::controllers::stopped(&mut shutdown) => return,
+                    () = crate::shutdown::stopped(&mut shutdown) => return,
                     _ = tokio::time::sleep(RESYNC) => continue,
                 }
             }
@@ -109,7 +109,7 @@ async fn run(
         let mut tick = tokio::time::interval(RESYNC);
         loop {
             tokio::select! {
-                () = crate::controllers::stopped(&mut shutdown) => return,
+                () = crate::shutdown::stopped(&mut shutdown) => return,
                 event = events.next() => {
                     let Some(event) = event else { break };
                     let name = crate::registry::object::name(&event.object).to_string();

@@ -243,7 +243,7 @@ pub async fn run(registry: Arc<Registry>, mut shutdown: watch::Receiver<bool>) {
     let mut tick = tokio::time::interval(RESYNC);
     loop {
         tokio::select! {
-            () = super::stopped(&mut shutdown) => return,
+            () = crate::shutdown::stopped(&mut shutdown) => return,
             changed = changes.changed() => {
                 if changed.is_err() {
                     return;

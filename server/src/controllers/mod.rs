@@ -19,11 +19,6 @@ use tokio::sync::watch;
 
 use crate::registry::Registry;
 
-/// Completes when the server shuts down (`shutdown` turns true or its sender goes).
-pub(crate) async fn stopped(shutdown: &mut watch::Receiver<bool>) {
-    let _ = shutdown.wait_for(|down| *down).await;
-}
-
 /// Runs every built-in controller until `shutdown` turns true.
 pub async fn run(registry: Arc<Registry>, shutdown: watch::Receiver<bool>) {
     tokio::join!(

@@ -39,7 +39,7 @@ pub async fn run(registry: Arc<Registry>, mut shutdown: watch::Receiver<bool>) {
         let mut tick = tokio::time::interval(RESYNC);
         loop {
             tokio::select! {
-                () = super::stopped(&mut shutdown) => return,
+                () = crate::shutdown::stopped(&mut shutdown) => return,
                 event = events.next() => match event {
                     Some(ev) if is_being_deleted(&ev.object) => {
                         finalize(&registry, &namespaces, name(&ev.object)).await;
@@ -56,7 +56,7 @@ pub async fn run(registry: Arc<Registry>, mut shutdown: watch::Receiver<bool>) {
 /// Sleeps; true when the server shuts down meanwhile.
 async fn wait(shutdown: &mut watch::Receiver<bool>, d: Duration) -> bool {
     tokio::select! {
-        () = super::stopped(shutdown) => true,
+        () = crate::shutdown::stopped(shutdown) => true,
         _ = tokio::time::sleep(d) => false,
     }
 }

@@ -21,7 +21,7 @@ const PERIOD: Duration = Duration::from_secs(1);
 pub async fn run(registry: Arc<Registry>, mut shutdown: watch::Receiver<bool>) {
     loop {
         tokio::select! {
-            () = super::stopped(&mut shutdown) => return,
+            () = crate::shutdown::stopped(&mut shutdown) => return,
             _ = tokio::time::sleep(PERIOD) => {}
         }
         if let Err(e) = sync_all(&registry).await {

@@ -44,14 +44,14 @@ pub async fn run(registry: Arc<Registry>, mut shutdown: watch::Receiver<bool>) {
             Err(e) => {
                 tracing::warn!(error = %e, "serviceaccount controller: watch failed");
                 tokio::select! {
-                    () = super::stopped(&mut shutdown) => return,
+                    () = crate::shutdown::stopped(&mut shutdown) => return,
                     _ = tokio::time::sleep(Duration::from_secs(1)) => continue,
                 }
             }
         };
         loop {
             tokio::select! {
-                () = super::stopped(&mut shutdown) => return,
+                () = crate::shutdown::stopped(&mut shutdown) => return,
                 event = ns_events.next() => match event {
                     Some(ev) if matches!(ev.type_, WatchEventType::Added | WatchEventType::Modified)
                         && !is_being_deleted(&ev.object) =>

@@ -11,7 +11,7 @@
 //! version it was asked for.
 
 use super::AggregatedVersion;
-use crate::endpoints::negotiation::parse_accept;
+use crate::negotiation::parse_accept;
 
 /// How to answer `GET /api` or `GET /apis`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use bytes::Bytes;
 
-use super::negotiation::Wire;
+use crate::negotiation::Wire;
 use crate::registry::{ObjectList, StoredObject, memo_key};
 use crate::status::ApiError;
 
@@ -53,7 +53,7 @@ pub fn decode_body(
     let env = envelope::unwrap(body).map_err(|e| {
         ApiError::bad_request(format!(
             "the object provided is unrecognized (must be of type {expected_kind}): {e} ({})",
-            super::negotiation::summarize(body)
+            crate::negotiation::summarize(body)
         ))
     })?;
     let (group, version) = split_api_version(env.api_version);
@@ -65,7 +65,7 @@ pub fn decode_body(
         if env.kind.is_empty() {
             ApiError::bad_request(format!(
                 "the object provided is unrecognized (must be of type {expected_kind}): {e} ({})",
-                super::negotiation::summarize(body)
+                crate::negotiation::summarize(body)
             ))
         } else {
             ApiError::bad_request(format!(
@@ -94,7 +94,7 @@ pub fn decode_enveloped(catalog: &Catalog, body: &[u8]) -> Result<DecodedBody, A
     let unrecognized = |why: &dyn std::fmt::Display| {
         ApiError::bad_request(format!(
             "the object provided is unrecognized: {why} ({})",
-            super::negotiation::summarize(body)
+            crate::negotiation::summarize(body)
         ))
     };
     let env = envelope::unwrap(body).map_err(|e| unrecognized(&e))?;

@@ -8,11 +8,11 @@ use http::{Method, Request, Response, StatusCode, header};
 use kapi_storage::ReadAt;
 use serde_json::Value;
 
-use super::negotiation::{self, Output, decode_body};
 use super::patch::PatchType;
 use super::{
     Api, Body, api_document, document, error_response, output_of, read_body, with_warnings,
 };
+use crate::negotiation::{self, Output, decode_body};
 use crate::presentation::{Presentation, present, to_yaml};
 use crate::registry::{Deletion, FieldValidation, Store, Subresource, WriteOptions};
 use crate::request::{Query, RequestInfo, ResourcePath, Verb};

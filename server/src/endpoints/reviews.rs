@@ -10,8 +10,8 @@ use kapi_auth::authz::{Attributes, Decision};
 use kapi_storage::ReadAt;
 use serde_json::{Map, Value, json};
 
-use super::negotiation::{Output, SERVED_WITH_PROTOBUF as SERVED, decode_body};
 use super::{Api, Body, error_response, json_response, read_body};
+use crate::negotiation::{Output, SERVED_WITH_PROTOBUF as SERVED, decode_body};
 use crate::request::{RequestInfo, ResourcePath};
 use crate::status::ApiError;
 
@@ -64,11 +64,11 @@ where
         .unwrap_or("application/json")
         .to_string();
     // Typed clients (`kubectl auth can-i`, `create token`) send and accept protobuf.
-    let wire = super::negotiation::Wire::catalog(api.protobuf);
+    let wire = crate::negotiation::Wire::catalog(api.protobuf);
     let output = super::output_of(&req, Some(wire)).unwrap_or(Output::Json);
     let answer = async {
         let bytes = read_body(req.into_body()).await?;
-        let body = if super::negotiation::is_protobuf(&content_type) {
+        let body = if crate::negotiation::is_protobuf(&content_type) {
             let (group, version, kind) = kind.type_meta(r);
             let message = api
                 .protobuf

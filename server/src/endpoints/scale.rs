@@ -5,9 +5,9 @@ use http::{Request, Response, StatusCode, header};
 use kapi_core::ScaleInfo;
 use serde_json::{Value, json};
 
-use super::negotiation::{Output, Wire, decode_body, is_protobuf};
 use super::patch::PatchType;
 use super::{Api, Body, json_response, read_body};
+use crate::negotiation::{Output, Wire, decode_body, is_protobuf};
 use crate::registry::{Store, Subresource};
 use crate::request::{Query, ResourcePath};
 use crate::status::ApiError;

@@ -13,8 +13,8 @@ use http::{HeaderValue, Response, StatusCode, header};
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
 
-use super::negotiation::Output;
 use super::{Api, Body};
+use crate::negotiation::Output;
 use crate::presentation::{Presentation, present};
 use crate::registry::watch::{EventObject, StoredWatchEvent};
 use crate::registry::{Store, WatchEventType};
@@ -54,7 +54,7 @@ pub async fn serve(
     let stop = async move {
         tokio::select! {
             _ = tokio::time::sleep(timeout) => {}
-            _ = shutdown.wait_for(|down| *down) => {}
+            () = crate::shutdown::stopped(&mut shutdown) => {}
         }
     };
     let store = store.clone();

@@ -128,7 +128,7 @@ async fn run<M: Mirror>(
         if pending == 0 {
             // Nothing is served: the view stays empty, and that is its whole state.
             mark_synced();
-            let _ = shutdown.wait_for(|down| *down).await;
+            crate::shutdown::stopped(&mut shutdown).await;
             return;
         }
         let mut mirror = M::default();
@@ -136,7 +136,7 @@ async fn run<M: Mirror>(
         while !ended {
             let first = tokio::select! {
                 c = rx.recv() => c,
-                _ = shutdown.wait_for(|down| *down) => {
+                () = crate::shutdown::stopped(&mut shutdown) => {
                     watchers.iter().for_each(JoinHandle::abort);
                     return;
                 }

@@ -62,96 +62,15 @@ pub(crate) fn date_cell(s: &str, now: DateTime<Utc>) -> String {
         return "<unknown>".into();
     }
     match DateTime::parse_from_rfc3339(s) {
-        Ok(t) => human_duration(now.signed_duration_since(t.with_timezone(&Utc))),
+        Ok(t) => crate::duration::human_duration(now.signed_duration_since(t.with_timezone(&Utc))),
         Err(_) => "<invalid>".into(),
-    }
-}
-
-/// apimachinery's `duration.HumanDuration`: two or three significant figures, e.g.
-/// `45s`, `5m3s`, `3h20m`, `2d3h`, `400d`, `3y20d`.
-pub fn human_duration(d: chrono::Duration) -> String {
-    let seconds = d.num_seconds();
-    if seconds < -1 {
-        return "<invalid>".into();
-    } else if seconds < 0 {
-        return "0s".into();
-    } else if seconds < 60 * 2 {
-        return format!("{seconds}s");
-    }
-    let minutes = seconds / 60;
-    if minutes < 10 {
-        let s = seconds % 60;
-        return if s == 0 {
-            format!("{minutes}m")
-        } else {
-            format!("{minutes}m{s}s")
-        };
-    } else if minutes < 60 * 3 {
-        return format!("{minutes}m");
-    }
-    let hours = minutes / 60;
-    if hours < 8 {
-        let m = minutes % 60;
-        if m == 0 {
-            format!("{hours}h")
-        } else {
-            format!("{hours}h{m}m")
-        }
-    } else if hours < 48 {
-        format!("{hours}h")
-    } else if hours < 24 * 8 {
-        let h = hours % 24;
-        if h == 0 {
-            format!("{}d", hours / 24)
-        } else {
-            format!("{}d{h}h", hours / 24)
-        }
-    } else if hours < 24 * 365 * 2 {
-        format!("{}d", hours / 24)
-    } else if hours < 24 * 365 * 8 {
-        let dy = (hours / 24) % 365;
-        if dy == 0 {
-            format!("{}y", hours / 24 / 365)
-        } else {
-            format!("{}y{dy}d", hours / 24 / 365)
-        }
-    } else {
-        format!("{}y", hours / 24 / 365)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::Duration;
     use serde_json::json;
-
-    #[test]
-    fn human_durations() {
-        let cases = [
-            (-5, "<invalid>"),
-            (-1, "0s"),
-            (0, "0s"),
-            (119, "119s"),
-            (120, "2m"),
-            (5 * 60 + 3, "5m3s"),
-            (10 * 60 + 3, "10m"),
-            (179 * 60, "179m"),
-            (3 * 3600, "3h"),
-            (3 * 3600 + 20 * 60, "3h20m"),
-            (8 * 3600 + 59 * 60, "8h"),
-            (47 * 3600, "47h"),
-            (2 * 86400 + 3 * 3600, "2d3h"),
-            (5 * 86400, "5d"),
-            (400 * 86400, "400d"),
-            (3 * 365 * 86400 + 20 * 86400, "3y20d"),
-            (2 * 365 * 86400, "2y"),
-            (9 * 365 * 86400 + 20 * 86400, "9y"),
-        ];
-        for (secs, want) in cases {
-            assert_eq!(human_duration(Duration::seconds(secs)), want, "{secs}s");
-        }
-    }
 
     #[test]
     fn cells_by_type() {

@@ -27,42 +27,8 @@ use chrono::{DateTime, Utc};
 use kapi_core::{PrinterColumn, ResourceInfo};
 use serde_json::{Map, Value, json};
 
-use crate::endpoints::negotiation::{MediaRange, parse_accept};
+use crate::negotiation::{Conversion, MetaVersion, conversion, parse_accept};
 use jsonpath::ColumnPath;
-
-pub use cells::human_duration;
-
-/// The `meta.k8s.io` version a conversion was asked in; the answer is in the same one.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum MetaVersion {
-    /// `meta.k8s.io/v1`.
-    #[default]
-    V1,
-    /// `meta.k8s.io/v1beta1`, which kubectl lists as its second choice.
-    V1Beta1,
-}
-
-impl MetaVersion {
-    /// `meta.k8s.io/v1` or `meta.k8s.io/v1beta1`.
-    pub fn api_version(self) -> &'static str {
-        match self {
-            MetaVersion::V1 => "meta.k8s.io/v1",
-            MetaVersion::V1Beta1 => "meta.k8s.io/v1beta1",
-        }
-    }
-}
-
-/// A conversion asked for in `Accept`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Conversion {
-    /// `as=Table`.
-    Table(MetaVersion),
-    /// `as=PartialObjectMetadata`: only for a single object (kube-apiserver answers 406
-    /// on a list).
-    PartialObjectMetadata(MetaVersion),
-    /// `as=PartialObjectMetadataList`: only for a list (406 on a single object).
-    PartialObjectMetadataList(MetaVersion),
-}
 
 /// The conversion an `Accept` header asks for, or `None` for the object itself.
 ///
@@ -85,24 +51,6 @@ pub fn negotiate(accept: Option<&str>) -> Option<Conversion> {
         }
     }
     None
-}
-
-/// The conversion one JSON media range asks for, if it is one this module makes.
-pub fn conversion(range: &MediaRange) -> Option<Conversion> {
-    if range.param("g") != Some("meta.k8s.io") {
-        return None;
-    }
-    let version = match range.param("v") {
-        Some("v1") => MetaVersion::V1,
-        Some("v1beta1") => MetaVersion::V1Beta1,
-        _ => return None,
-    };
-    match range.param("as")? {
-        "Table" => Some(Conversion::Table(version)),
-        "PartialObjectMetadata" => Some(Conversion::PartialObjectMetadata(version)),
-        "PartialObjectMetadataList" => Some(Conversion::PartialObjectMetadataList(version)),
-        _ => None,
-    }
 }
 
 /// `?includeObject=`: what each row's `object` holds.

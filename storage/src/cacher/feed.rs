@@ -20,7 +20,7 @@ use futures_util::StreamExt;
 use tokio::time::Instant;
 
 use super::Shared;
-use crate::error::StorageError;
+use crate::interface::StorageError;
 use crate::interface::{KeyValue, ListRequest, ReadAt, Revision, WatchItem};
 
 /// How one run of list-and-watch ended.

@@ -81,7 +81,7 @@ use self::shared::{Core, Freshness, Shared, closed_error};
 use self::state::{Limits, State};
 use self::stats::{Counters, bump};
 use self::watchers::{QueueLimits, Watchers};
-use crate::error::StorageError;
+use crate::interface::StorageError;
 use crate::interface::{
     Deleted, KeyValue, ListRequest, ListResponse, ReadAt, Result, Revision, Storage, WatchStream,
 };

@@ -12,7 +12,7 @@ use super::budget::Account;
 use super::state::{Evicted, State};
 use super::stats::{Counters, bump};
 use super::watchers::{CutOffReason, Watchers};
-use crate::error::StorageError;
+use crate::interface::StorageError;
 use crate::interface::{Event, KeyValue, Revision, Storage};
 
 #[cfg(doc)]

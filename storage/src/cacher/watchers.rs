@@ -18,7 +18,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::budget::event_bytes;
-use crate::error::StorageError;
+use crate::interface::StorageError;
 use crate::interface::{Event, Revision, WatchItem, WatchStream};
 
 /// How much one watcher may have waiting, and how often an idle one hears of progress.

@@ -12,7 +12,7 @@ use redb::{Database, ReadableDatabase};
 use super::tables::{
     HISTORY, META, META_COMPACTED, META_REVISION, corrupt, read_counter, redb_error,
 };
-use crate::error::StorageError;
+use crate::interface::StorageError;
 use crate::interface::{Event, EventKind, KeyValue, Revision};
 
 /// One write as the history keeps it.

@@ -46,7 +46,7 @@ use self::tables::{
     EXPIRY, EXPIRY_QUEUE, HISTORY, KV, META, closed, earliest_deadline, redb_error,
 };
 use self::writer::{Counters, Op, Outcome, Request, Writer};
-use crate::error::StorageError;
+use crate::interface::StorageError;
 use crate::interface::{
     Deleted, KeyValue, ListRequest, ListResponse, ReadAt, Result, Revision, Storage, WatchStream,
 };

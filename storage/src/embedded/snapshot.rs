@@ -14,7 +14,7 @@ use super::history::Record;
 use super::tables::{
     HISTORY, KV, META, META_COMPACTED, META_REVISION, decode_value, read_counter, redb_error,
 };
-use crate::error::StorageError;
+use crate::interface::StorageError;
 use crate::interface::{KeyValue, ListRequest, ListResponse, ReadAt, Revision};
 
 /// One read transaction with the revisions it sees.

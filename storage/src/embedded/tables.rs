@@ -12,7 +12,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use bytes::Bytes;
 use redb::{ReadableTable, TableDefinition};
 
-use crate::error::StorageError;
+use crate::interface::StorageError;
 use crate::interface::{KeyValue, Revision};
 
 /// The current state: key → [`encode_value`] bytes.

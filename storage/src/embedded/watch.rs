@@ -18,7 +18,7 @@ use tokio::time::Instant;
 
 use super::history;
 use super::tables::closed;
-use crate::error::StorageError;
+use crate::interface::StorageError;
 use crate::interface::{Event, Revision, WatchItem, WatchStream};
 
 /// Records scanned per replay read, so one blocking read stays short.

@@ -28,7 +28,7 @@ use super::tables::{
     EXPIRY, EXPIRY_QUEUE, HISTORY, KV, META, META_COMPACTED, META_REVISION, decode_value,
     earliest_deadline, encode_value, unix_millis,
 };
-use crate::error::StorageError;
+use crate::interface::StorageError;
 use crate::interface::{Deleted, Event, EventKind, KeyValue, Revision};
 
 /// One write asked of the writer.

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 
 use super::providers::{Decrypted, TransformError, Transformer};
-use crate::error::StorageError;
+use crate::interface::StorageError;
 use crate::interface::{
     Deleted, Event, KeyValue, ListRequest, ListResponse, ReadAt, Result, Revision, Storage,
     WatchItem, WatchStream,

@@ -6,7 +6,7 @@ use etcd_client::{Compare, CompareOp, GetOptions, Txn, TxnOp};
 #[cfg(doc)]
 use super::EtcdConfig;
 use super::EtcdStorage;
-use crate::error::StorageError;
+use crate::interface::StorageError;
 use crate::interface::{ReadAt, Result, Revision};
 
 impl EtcdStorage {

@@ -4,7 +4,7 @@
 //! the client may retry); a read at a compacted or future revision is recognised by its
 //! message (etcd sends both as `OutOfRange`); anything else is `Internal`.
 
-use crate::error::StorageError;
+use crate::interface::StorageError;
 
 /// What an etcd error means to a caller.
 #[derive(Debug, PartialEq, Eq)]

@@ -59,7 +59,7 @@ use self::error::{Kind, kind, map};
 use self::range::{convert, prefix_end, revision_of};
 use self::watch::EtcdWatch;
 use self::write::{compare_failed, conflict_or_not_found, txn_revision};
-use crate::error::StorageError;
+use crate::interface::StorageError;
 use crate::interface::{
     Deleted, KeyValue, ListRequest, ListResponse, ReadAt, Result, Revision, Storage, WatchStream,
 };

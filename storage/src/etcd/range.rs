@@ -8,7 +8,7 @@ use etcd_client::{GetOptions, GetResponse};
 
 use super::EtcdStorage;
 use super::error::{Kind, bad_key, kind, map};
-use crate::error::StorageError;
+use crate::interface::StorageError;
 use crate::interface::{KeyValue, ReadAt, Result, Revision, Storage};
 
 impl EtcdStorage {

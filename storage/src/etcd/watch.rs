@@ -27,7 +27,7 @@ use tokio::time::Instant;
 
 use super::Shared;
 use super::error::{bad_key, map};
-use crate::error::StorageError;
+use crate::interface::StorageError;
 use crate::interface::{Event, EventKind, Revision, WatchItem};
 
 /// One running watch.

@@ -7,7 +7,7 @@ use etcd_client::{Compare, CompareOp, PutOptions, Txn, TxnOp, TxnOpResponse, Txn
 use super::EtcdStorage;
 use super::error::map;
 use super::range::convert;
-use crate::error::StorageError;
+use crate::interface::StorageError;
 use crate::interface::{KeyValue, Result, Revision};
 
 impl EtcdStorage {

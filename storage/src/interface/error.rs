@@ -1,7 +1,7 @@
 //! The backend-neutral storage error. Backends map their own errors (redb's, etcd's)
 //! into it inside their module; the API layer translates it into a `Status` in one place.
 
-use crate::interface::{KeyValue, Revision};
+use super::{KeyValue, Revision};
 
 /// Why a storage operation failed.
 #[derive(Debug, thiserror::Error)]

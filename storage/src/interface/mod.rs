@@ -20,6 +20,8 @@
 //!   is one second); it is never early. Only the latest write decides: a write with a
 //!   TTL sets a new deadline, a plain `create`/`update` leaves the key without one.
 
+pub mod error;
+
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -28,7 +30,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use futures_util::Stream;
 
-use crate::error::StorageError;
+pub use error::StorageError;
 
 /// A position in the store's history.
 pub type Revision = i64;

@@ -210,7 +210,7 @@ impl Hooks<CronJob> for CronJobHooks {
                     .and_then(|t| t.as_str().map(str::to_string))
                     .and_then(|t| DateTime::parse_from_rfc3339(&t).ok())
                     .map_or("<none>".to_string(), |t| {
-                        crate::table::human_duration(Utc::now() - t.with_timezone(&Utc))
+                        crate::duration::human_duration(Utc::now() - t.with_timezone(&Utc))
                     }),
             )),
             "Selector" => Some(Value::from(selector_string(

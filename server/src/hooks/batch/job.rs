@@ -291,8 +291,8 @@ impl Hooks<Job> for JobHooks {
                 Some(Value::from(
                     match (time("startTime"), time("completionTime")) {
                         (None, _) => String::new(),
-                        (Some(start), None) => crate::table::human_duration(Utc::now() - start),
-                        (Some(start), Some(end)) => crate::table::human_duration(end - start),
+                        (Some(start), None) => crate::duration::human_duration(Utc::now() - start),
+                        (Some(start), Some(end)) => crate::duration::human_duration(end - start),
                     },
                 ))
             }
