@@ -31,11 +31,12 @@ pub fn wrap(
     config: Option<&EncryptionConfig>,
     resources: &Resources,
     prefix: &str,
+    names: &[Alias],
 ) -> Arc<dyn Storage> {
     let Some(config) = config else {
         return storage;
     };
-    let encrypted = EncryptedStorage::new(storage, key_prefixes(config, resources, prefix));
+    let encrypted = EncryptedStorage::new(storage, key_prefixes(config, resources, prefix, names));
     tracing::info!(
         prefixes = ?encrypted.prefixes().collect::<Vec<_>>(),
         "encryption at rest"
@@ -43,21 +44,36 @@ pub fn wrap(
     Arc::new(encrypted)
 }
 
-/// The key prefixes `config` encrypts among `resources`, each with its providers.
+/// A resource the configuration knows by another's name: (group, plural) → (group,
+/// plural).
+pub type Alias = ((&'static str, &'static str), (&'static str, &'static str));
+
+/// The key prefixes `config` encrypts among `resources`, each with its providers. A
+/// resource in `names` is looked up by the name given there, and stored under its own.
 fn key_prefixes(
     config: &EncryptionConfig,
     resources: &Resources,
     prefix: &str,
+    names: &[Alias],
 ) -> Vec<(String, Arc<Transformer>)> {
+    let aliased =
+        |group: &str, plural: &str| names.iter().any(|(from, _)| *from == (group, plural));
     let known: Vec<(String, String)> = resources
         .strategies()
         .iter()
         .map(|s| (s.info().group.to_string(), s.info().plural.to_string()))
+        .filter(|(group, plural)| !aliased(group, plural))
         .collect();
-    config.key_prefixes(
+    let mut prefixes = config.key_prefixes(
         known.iter().map(|(g, p)| (g.as_str(), p.as_str())),
         |group, plural| group_resource_prefix(prefix, group, plural),
-    )
+    );
+    for ((group, plural), (as_group, as_plural)) in names {
+        if let Some(transformer) = config.transformer_for(as_group, as_plural) {
+            prefixes.push((group_resource_prefix(prefix, group, plural), transformer));
+        }
+    }
+    prefixes
 }
 
 #[cfg(test)]
@@ -81,7 +97,12 @@ resources:
         let config = load(Some(&file)).unwrap().unwrap();
         let mut resources = Resources::new();
         crate::generated::register(&mut resources);
-        let prefixes = key_prefixes(&config, &resources, "/registry");
+        let prefixes = key_prefixes(
+            &config,
+            &resources,
+            "/registry",
+            crate::controlplane::ENCRYPTION_NAMES,
+        );
         let keys: Vec<&str> = prefixes.iter().map(|(k, _)| k.as_str()).collect();
         assert!(keys.contains(&"/registry/secrets/"), "{keys:?}");
         assert!(
@@ -90,6 +111,44 @@ resources:
         );
         assert!(keys.contains(&"/registry/apps/deployments/"), "{keys:?}");
         assert!(!keys.contains(&"/registry/configmaps/"), "{keys:?}");
+        assert!(!keys.iter().any(|k| k.contains("events")), "{keys:?}");
+    }
+
+    #[test]
+    fn events_k8s_io_events_are_configured_as_core_events() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("enc.yaml");
+        std::fs::write(
+            &file,
+            "apiVersion: apiserver.config.k8s.io/v1
+kind: EncryptionConfiguration
+resources:
+  - resources: [events]
+    providers: [{aescbc: {keys: [{name: k, secret: MDEyMzQ1Njc4OWFiY2RlZg==}]}}]
+  - resources: ['*.*']
+    providers: [{identity: {}}]
+",
+        )
+        .unwrap();
+        let config = load(Some(&file)).unwrap().unwrap();
+        let mut resources = Resources::new();
+        crate::generated::register(&mut resources);
+        let names = crate::controlplane::ENCRYPTION_NAMES;
+        let prefixes = key_prefixes(&config, &resources, "/registry", names);
+        let encrypted = |key: &str| {
+            prefixes
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, t)| t.providers().first().map(|p| p.prefix().to_string()))
+        };
+        assert_eq!(
+            encrypted("/registry/events/"),
+            Some(Some("k8s:enc:aescbc:v1:k:".to_string()))
+        );
+        assert_eq!(
+            encrypted("/registry/events.k8s.io/events/"),
+            encrypted("/registry/events/")
+        );
     }
 
     #[test]

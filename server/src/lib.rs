@@ -52,6 +52,7 @@ pub mod authorization;
 pub mod bootstrap;
 pub mod compactor;
 pub mod controllers;
+pub mod controlplane;
 pub mod discovery;
 pub mod documents;
 pub mod duration;

@@ -17,7 +17,7 @@ use kapi_storage::{EmbeddedConfig, EmbeddedStorage, Storage};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use crate::allocation::{ServiceAllocator, ServiceRanges};
+use crate::allocation::ServiceRanges;
 use crate::authentication::{Authenticator, Peer};
 use crate::authorization::Authorizer;
 use crate::bootstrap;
@@ -159,7 +159,13 @@ pub async fn serve(
         .map_err(ServeError::Config)?;
     let storage = open_storage(&config).await?;
     // Below everything else, so the watch caches hold plaintext.
-    let storage = crate::encryption::wrap(storage, encryption.as_ref(), &resources, &config.prefix);
+    let storage = crate::encryption::wrap(
+        storage,
+        encryption.as_ref(),
+        &resources,
+        &config.prefix,
+        crate::controlplane::ENCRYPTION_NAMES,
+    );
     let instrumented: Arc<dyn Storage> = Arc::new(InstrumentedStorage::new(storage.clone()));
     let options = store_options(&config, &instrumented);
     let registry = Arc::new(Registry::with_options(
@@ -264,25 +270,21 @@ pub async fn serve(
     Ok(())
 }
 
-/// The store options of the built-ins this server serves: Service allocation, Event
-/// TTLs, the object size limit and the watch caches.
+/// The store options: what every resource gets (the object size limit, the watch
+/// caches), and what [`crate::controlplane`] adds for particular built-ins.
 fn store_options(config: &ServeConfig, storage: &Arc<dyn Storage>) -> StoreOptions {
-    let mut options = StoreOptions::default();
-    options.lifecycles.insert(
-        (String::new(), "services".to_string()),
-        Arc::new(ServiceAllocator::new(
-            storage.clone(),
-            &config.prefix,
-            config.service_ranges.clone(),
-        )),
+    let mut options = StoreOptions {
+        max_object_bytes: Some(config.security.limits.max_object_bytes),
+        watch_cache: config.watch_cache.clone(),
+        ..StoreOptions::default()
+    };
+    crate::controlplane::configure_stores(
+        &mut options,
+        storage,
+        &config.prefix,
+        config.service_ranges.clone(),
+        config.event_ttl,
     );
-    options.max_object_bytes = Some(config.security.limits.max_object_bytes);
-    options.watch_cache = config.watch_cache.clone();
-    for group in ["", "events.k8s.io"] {
-        options
-            .ttls
-            .insert((group.to_string(), "events".to_string()), config.event_ttl);
-    }
     options
 }
 

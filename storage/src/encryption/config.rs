@@ -107,14 +107,10 @@ impl EncryptionConfig {
     }
 
     /// The providers of a resource, or `None` when the configuration does not name it
-    /// (its values are then stored as they are). `events.k8s.io` Events are looked up
-    /// as core `events`, the name kube-apiserver's configuration gives them both.
+    /// (its values are then stored as they are). A resource the configuration knows by
+    /// another name (events.k8s.io Events are `events`) is looked up by that name: the
+    /// server says which ([`crate::encryption`] knows no resource).
     pub fn transformer_for(&self, group: &str, plural: &str) -> Option<Arc<Transformer>> {
-        let group = if (group, plural) == ("events.k8s.io", "events") {
-            ""
-        } else {
-            group
-        };
         let exact = ResourcePattern::Resource {
             group: group.to_string(),
             plural: plural.to_string(),
