@@ -10,6 +10,7 @@
 use std::marker::PhantomData;
 
 use serde_json::Value;
+use serde_path_to_error::Segment;
 
 use crate::field::{ErrorList, FieldError, FieldPath};
 use crate::hooks::{Hooks, SubresourceError};
@@ -288,9 +289,10 @@ impl<R: Resource> TypedStrategy<R> {
     }
 
     /// Runs `f` on the typed form of `obj` and writes the result back. An object that
-    /// does not deserialize is left alone: validation reports why.
+    /// does not decode is left alone here: validation, which runs next, answers 422 at
+    /// the field that does not ([`Self::typed`]).
     fn with_typed(obj: &mut Value, f: impl FnOnce(&mut R)) {
-        if let Ok(mut typed) = serde_json::from_value::<R>(obj.clone()) {
+        if let Ok(mut typed) = Self::typed(obj) {
             f(&mut typed);
             if let Ok(v) = serde_json::to_value(&typed) {
                 *obj = v;
@@ -298,9 +300,32 @@ impl<R: Resource> TypedStrategy<R> {
         }
     }
 
+    /// The typed form of `obj`, decoded from it in place. A value the schema let
+    /// through but the type cannot hold (an `int32` out of range, say) is an `Invalid`
+    /// error at that field, with the value and the decoder's words.
     fn typed(obj: &Value) -> Result<R, FieldError> {
-        serde_json::from_value::<R>(obj.clone())
-            .map_err(|e| FieldError::invalid_omit_value(&FieldPath::root(), e.to_string()))
+        serde_path_to_error::deserialize::<_, R>(obj).map_err(|e| {
+            let mut path = FieldPath::root();
+            let mut value = Some(obj);
+            for segment in e.path().iter() {
+                match segment {
+                    Segment::Seq { index } => {
+                        path = path.index(*index);
+                        value = value.and_then(|v| v.get(*index));
+                    }
+                    Segment::Map { key } => {
+                        path = path.child(key);
+                        value = value.and_then(|v| v.get(key.as_str()));
+                    }
+                    Segment::Enum { .. } | Segment::Unknown => {}
+                }
+            }
+            let detail = e.inner().to_string();
+            match value.filter(|_| !path.is_root()) {
+                Some(v) => FieldError::invalid(&path, v.clone(), detail),
+                None => FieldError::invalid_omit_value(&path, detail),
+            }
+        })
     }
 }
 
@@ -328,7 +353,7 @@ impl<R: Resource> ObjectStrategy for TypedStrategy<R> {
     }
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
         generic_prepare_for_update(R::info(), R::schema(), new, old);
-        if let Ok(old_typed) = serde_json::from_value::<R>(old.clone()) {
+        if let Ok(old_typed) = Self::typed(old) {
             Self::with_typed(new, |o| {
                 self.hooks.apply_defaults(o);
                 self.hooks.prepare_for_update(o, &old_typed);
@@ -363,21 +388,21 @@ impl<R: Resource> ObjectStrategy for TypedStrategy<R> {
         self.hooks.allow_unconditional_update()
     }
     fn forbid_delete(&self, obj: &Value) -> Option<String> {
-        let typed = serde_json::from_value::<R>(obj.clone()).ok()?;
+        let typed = Self::typed(obj).ok()?;
         self.hooks.forbid_delete(&typed)
     }
     fn prepare_for_delete(&self, obj: &mut Value) {
         Self::with_typed(obj, |o| self.hooks.prepare_for_delete(o));
     }
     fn finalizing(&self, obj: &Value) -> bool {
-        serde_json::from_value::<R>(obj.clone()).is_ok_and(|o| self.hooks.finalizing(&o))
+        Self::typed(obj).is_ok_and(|o| self.hooks.finalizing(&o))
     }
     fn table_cell(&self, column: &str, obj: &Value) -> Option<Value> {
-        let typed = serde_json::from_value::<R>(obj.clone()).ok()?;
+        let typed = Self::typed(obj).ok()?;
         self.hooks.table_cell(column, &typed)
     }
     fn prepare_for_subresource_update(&self, sub: &str, new: &mut Value, old: &Value) -> bool {
-        let Ok(old_typed) = serde_json::from_value::<R>(old.clone()) else {
+        let Ok(old_typed) = Self::typed(old) else {
             return false;
         };
         let mut handled = false;

@@ -687,3 +687,30 @@ fn cron_jobs_and_pod_templates() {
     );
     assert_eq!(pt["metadata"]["generation"], 1);
 }
+
+/// A value the schema lets through but the kind's typed object cannot hold (an `int32`
+/// out of range) is a 422 at its field, never a silent skip of the kind's hooks.
+#[test]
+fn values_the_typed_object_cannot_hold_are_invalid_at_their_field() {
+    let kapi = Kapi::start(Backend::Embedded);
+    let deploys = ns_path("apps/v1", "deployments");
+    let mut d = deployment("big", json!({"app": "big"}), json!({"app": "big"}));
+    d["spec"]["replicas"] = json!(3_000_000_000i64);
+    assert_eq!(
+        rejected(&kapi, "POST", &deploys, JSON, &d),
+        [
+            "spec.replicas: Invalid value: 3000000000: invalid value: integer `3000000000`, expected i32"
+        ]
+    );
+    let mut d = deployment("port", json!({"app": "port"}), json!({"app": "port"}));
+    d["spec"]["template"]["spec"]["containers"][0]["ports"] =
+        json!([{"containerPort": 80}, {"containerPort": -3_000_000_000i64}]);
+    assert_eq!(
+        rejected(&kapi, "POST", &deploys, JSON, &d),
+        [
+            "spec.template.spec.containers[0].ports[1].containerPort: Invalid value: -3000000000: invalid value: integer `-3000000000`, expected i32"
+        ]
+    );
+    let (code, _) = kapi.request("GET", &format!("{deploys}/big"), JSON, None);
+    assert_eq!(code, 404, "nothing was stored");
+}
