@@ -80,28 +80,26 @@ fn key_prefixes(
 mod tests {
     use super::*;
 
-    #[test]
-    fn wildcards_resolve_against_the_compiled_resources() {
+    /// The key prefixes a configuration of `resources` (YAML) encrypts among the
+    /// compiled resources.
+    fn prefixes_of(resources: &str) -> Vec<(String, Arc<Transformer>)> {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("enc.yaml");
-        std::fs::write(
-            &file,
-            "apiVersion: apiserver.config.k8s.io/v1
-kind: EncryptionConfiguration
-resources:
-  - resources: [secrets, widgets.example.kapi.dev, '*.apps']
+        let header = "apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\n";
+        std::fs::write(&file, format!("{header}resources:\n{resources}")).unwrap();
+        let config = load(Some(&file)).unwrap().unwrap();
+        let mut compiled = Resources::new();
+        crate::generated::register(&mut compiled);
+        let names = crate::controlplane::ENCRYPTION_NAMES;
+        key_prefixes(&config, &compiled, "/registry", names)
+    }
+
+    #[test]
+    fn wildcards_resolve_against_the_compiled_resources() {
+        let prefixes = prefixes_of(
+            "  - resources: [secrets, widgets.example.kapi.dev, '*.apps']
     providers: [{aescbc: {keys: [{name: k, secret: MDEyMzQ1Njc4OWFiY2RlZg==}]}}]
 ",
-        )
-        .unwrap();
-        let config = load(Some(&file)).unwrap().unwrap();
-        let mut resources = Resources::new();
-        crate::generated::register(&mut resources);
-        let prefixes = key_prefixes(
-            &config,
-            &resources,
-            "/registry",
-            crate::controlplane::ENCRYPTION_NAMES,
         );
         let keys: Vec<&str> = prefixes.iter().map(|(k, _)| k.as_str()).collect();
         assert!(keys.contains(&"/registry/secrets/"), "{keys:?}");
@@ -111,30 +109,17 @@ resources:
         );
         assert!(keys.contains(&"/registry/apps/deployments/"), "{keys:?}");
         assert!(!keys.contains(&"/registry/configmaps/"), "{keys:?}");
-        assert!(!keys.iter().any(|k| k.contains("events")), "{keys:?}");
     }
 
     #[test]
     fn events_k8s_io_events_are_configured_as_core_events() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("enc.yaml");
-        std::fs::write(
-            &file,
-            "apiVersion: apiserver.config.k8s.io/v1
-kind: EncryptionConfiguration
-resources:
-  - resources: [events]
+        let prefixes = prefixes_of(
+            "  - resources: [events]
     providers: [{aescbc: {keys: [{name: k, secret: MDEyMzQ1Njc4OWFiY2RlZg==}]}}]
   - resources: ['*.*']
     providers: [{identity: {}}]
 ",
-        )
-        .unwrap();
-        let config = load(Some(&file)).unwrap().unwrap();
-        let mut resources = Resources::new();
-        crate::generated::register(&mut resources);
-        let names = crate::controlplane::ENCRYPTION_NAMES;
-        let prefixes = key_prefixes(&config, &resources, "/registry", names);
+        );
         let encrypted = |key: &str| {
             prefixes
                 .iter()
@@ -148,6 +133,15 @@ resources:
         assert_eq!(
             encrypted("/registry/events.k8s.io/events/"),
             encrypted("/registry/events/")
+        );
+        let only_secrets = prefixes_of(
+            "  - resources: [secrets]
+    providers: [{aescbc: {keys: [{name: k, secret: MDEyMzQ1Njc4OWFiY2RlZg==}]}}]
+",
+        );
+        assert!(
+            !only_secrets.iter().any(|(k, _)| k.contains("events")),
+            "events.k8s.io Events follow core events, not secrets"
         );
     }
 
