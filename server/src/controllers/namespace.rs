@@ -9,7 +9,7 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use crate::hooks::namespace::KUBERNETES_FINALIZER;
+use crate::hooks::core::namespace::KUBERNETES_FINALIZER;
 use crate::registry::object::{is_being_deleted, name};
 use crate::registry::{
     DeleteOptions, ListOptions, Registry, Store, Subresource, WatchOptions, WriteOptions,

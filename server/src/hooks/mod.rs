@@ -1,52 +1,68 @@
 //! Behaviour of the served resources that their schemas cannot express, written as
 //! [`kapi_core::Hooks`] and attached to the generated types with the `kapi.dev/hooks`
 //! annotation in `schemas/`.
+//!
+//! One module per kind, named after it, in a folder per API group (`core/`, `apps/`,
+//! `batch/`, ...), as kube-apiserver's `pkg/registry/<group>/<resource>/`. What kinds of
+//! one group share is in the group's `mod.rs`; what other groups use of the core group
+//! (the PodSpec rules, port checks, the legacy Event rules) is in `core/`, which uses no
+//! other group.
 
 mod apiextensions;
 mod apps;
 mod autoscaling;
 mod batch;
 mod certificates;
-mod config;
 mod coordination;
-mod event;
-pub mod namespace;
+pub mod core;
+mod events;
 mod networking;
-mod node;
-mod pod;
-pub mod pod_binding;
-mod pod_spec;
 mod policy;
 mod rbac;
-mod service;
-mod service_account;
 mod storage;
 
+pub use self::core::{
+    ComponentStatusHooks, ConfigMapHooks, CoreEventHooks, EndpointsHooks, LimitRangeHooks,
+    NamespaceHooks, NodeHooks, PersistentVolumeClaimHooks, PersistentVolumeHooks, PodHooks,
+    PodTemplateHooks, ReplicationControllerHooks, ResourceQuotaHooks, SecretHooks,
+    ServiceAccountHooks, ServiceHooks,
+};
 pub use apiextensions::CustomResourceDefinitionHooks;
 pub use apps::{
-    ControllerRevisionHooks, DaemonSetHooks, DeploymentHooks, ReplicaSetHooks,
-    ReplicationControllerHooks, StatefulSetHooks,
+    ControllerRevisionHooks, DaemonSetHooks, DeploymentHooks, ReplicaSetHooks, StatefulSetHooks,
 };
 pub use autoscaling::HorizontalPodAutoscalerHooks;
 pub use batch::{CronJobHooks, JobHooks};
 pub use certificates::{CertificateSigningRequestHooks, prepare_approval, validate_approval};
-pub use config::{ConfigMapHooks, SecretHooks};
 pub use coordination::LeaseHooks;
-pub use event::{CoreEventHooks, EventHooks};
-pub use namespace::NamespaceHooks;
+pub use events::EventHooks;
 pub use networking::{IngressHooks, NetworkPolicyHooks};
-pub use node::{ComponentStatusHooks, NodeHooks};
-pub use pod::{PodHooks, PodTemplateHooks};
-pub use policy::{LimitRangeHooks, PodDisruptionBudgetHooks, ResourceQuotaHooks};
+pub use policy::PodDisruptionBudgetHooks;
 pub use rbac::{ClusterRoleBindingHooks, ClusterRoleHooks, RoleBindingHooks, RoleHooks};
-pub use service::{EndpointsHooks, ServiceHooks};
-pub use service_account::ServiceAccountHooks;
-pub use storage::{PersistentVolumeClaimHooks, PersistentVolumeHooks, StorageClassHooks};
+pub use storage::StorageClassHooks;
 
 use kapi_core::__private::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kapi_core::{ErrorList, FieldError, FieldPath};
+use serde_json::Value;
 
 /// Built-in kinds whose strategies do not track `metadata.generation` leave it unset,
 /// as kube-apiserver does (the generic preparation sets it, as for custom resources).
 fn untracked_generation(meta: &mut ObjectMeta) {
     meta.generation = None;
+}
+
+/// `values` as JSON strings: the supported values of a `NotSupported` error.
+fn strings(values: &[&str]) -> Vec<Value> {
+    values.iter().map(|v| Value::from(*v)).collect()
+}
+
+/// kube's `ValidateNonnegativeField`, which the core, apps and batch kinds share.
+fn nonnegative(errs: &mut ErrorList, path: &FieldPath, value: Option<i64>) {
+    if let Some(v) = value.filter(|v| *v < 0) {
+        errs.push(FieldError::invalid(
+            path,
+            v,
+            "must be greater than or equal to 0",
+        ));
+    }
 }

@@ -6,10 +6,11 @@ use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
 use serde_json::Value;
 
 use crate::generated::batch::v1::CronJob;
-use crate::hooks::pod_spec::{container_cell, default_template, selector_string};
+use crate::hooks::core::pod_spec::{container_cell, default_template, selector_string};
 
+use super::cron;
 use super::job::validate_job_spec;
-use super::{cron, nonnegative, strings};
+use crate::hooks::{nonnegative, strings};
 
 /// Whether `zone` is a time zone Go's `time.LoadLocation` would find; see the `batch`
 /// module's docs.

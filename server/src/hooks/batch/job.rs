@@ -9,12 +9,12 @@ use serde_json::Value;
 use crate::generated::api::batch::v1::JobSpec;
 use crate::generated::api::core::v1::PodTemplateSpec;
 use crate::generated::batch::v1::Job;
-use crate::hooks::pod_spec::{
+use crate::hooks::core::pod_spec::{
     check_selects_template, container_cell, default_template, labels_mut, selector_error,
     selector_json, selector_string, validate_pod_spec,
 };
 
-use super::{nonnegative, strings};
+use crate::hooks::{nonnegative, strings};
 
 /// The label selecting a Job's pods.
 pub const CONTROLLER_UID_LABEL: &str = "batch.kubernetes.io/controller-uid";

@@ -19,30 +19,11 @@
 //!   message is Go's `unknown time zone X`.
 //! - Only part of `ValidateJobSpec` is made: counts not negative, `completionMode`,
 //!   Indexed jobs needing `completions`, the selector selecting the template, the
-//!   restart policy and the pod spec checks of [`super::pod_spec`].
+//!   restart policy and the pod spec checks of [`super::core::pod_spec`].
 
 mod cron;
 mod cron_job;
 mod job;
 
-use kapi_core::{ErrorList, FieldError, FieldPath};
-use serde_json::Value;
-
 pub use cron_job::CronJobHooks;
 pub use job::JobHooks;
-
-/// `values` as JSON strings (the supported values of a NotSupported error).
-fn strings(values: &[&str]) -> Vec<Value> {
-    values.iter().map(|v| Value::from(*v)).collect()
-}
-
-/// kube's `ValidateNonnegativeField`.
-fn nonnegative(errs: &mut ErrorList, path: &FieldPath, value: Option<i64>) {
-    if let Some(v) = value.filter(|v| *v < 0) {
-        errs.push(FieldError::invalid(
-            path,
-            v,
-            "must be greater than or equal to 0",
-        ));
-    }
-}

@@ -23,9 +23,9 @@ use kapi_core::meta::{dns1123_label_errors, dns1123_subdomain_errors};
 use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
 use serde_json::Value;
 
-use super::untracked_generation;
 use crate::generated::api::certificates::v1::CertificateSigningRequestStatus;
 use crate::generated::certificates_k8s_io::v1::CertificateSigningRequest;
+use crate::hooks::untracked_generation;
 
 /// kube's `allValidUsages`, sorted as `sets.List` sorts them.
 const USAGES: &[&str] = &[

@@ -6,8 +6,8 @@
 use kapi_core::Hooks;
 use serde_json::Value;
 
-use super::untracked_generation;
 use crate::generated::coordination_k8s_io::v1::Lease;
+use crate::hooks::untracked_generation;
 
 /// The hooks of Lease.
 #[derive(Clone, Copy, Debug, Default)]

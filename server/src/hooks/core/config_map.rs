@@ -1,6 +1,6 @@
-//! ConfigMap and Secret, as kube-apiserver's strategies for them behave: no
-//! `metadata.generation`; `immutable: true` freezes the data; a Secret's `stringData`
-//! is folded into `data` (base64) and never stored; their Tables count data keys.
+//! ConfigMaps, as kube-apiserver's strategy for them behaves: no `metadata.generation`;
+//! `immutable: true` freezes the data; the Table counts data keys. The data rules (keys,
+//! size, immutability) are shared with [`super::secret`].
 
 use std::collections::BTreeMap;
 
@@ -9,15 +9,15 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
 use serde_json::Value;
 
-use super::untracked_generation;
-use crate::generated::core::v1::{ConfigMap, Secret};
+use crate::generated::core::v1::ConfigMap;
+use crate::hooks::untracked_generation;
 
 /// kube-apiserver's message for a change to immutable data.
 const IMMUTABLE: &str = "field is immutable when `immutable` is set";
 
 /// Errors for changes to data that `immutable: true` froze: `fields` are the data
 /// fields with whether each changed.
-fn frozen(old: Option<bool>, new: Option<bool>, fields: &[(&str, bool)]) -> ErrorList {
+pub(super) fn frozen(old: Option<bool>, new: Option<bool>, fields: &[(&str, bool)]) -> ErrorList {
     let mut errs = ErrorList::new();
     if old != Some(true) {
         return errs;
@@ -63,7 +63,7 @@ fn key_errors(key: &str) -> Vec<String> {
 
 /// `ValidateConfigMap`'s and `ValidateSecret`'s data rules: valid keys, none in both
 /// bags, and at most 1 MiB in all (`sizes` gives each value's size in bytes).
-fn validate_data<'a>(
+pub(super) fn validate_data<'a>(
     bags: &[(&str, Option<&'a BTreeMap<String, String>>)],
     size: impl Fn(&str, &'a str) -> usize,
 ) -> ErrorList {
@@ -97,7 +97,7 @@ fn validate_data<'a>(
 }
 
 /// The size of a base64 value once decoded.
-fn decoded_len(value: &str) -> usize {
+pub(super) fn decoded_len(value: &str) -> usize {
     BASE64
         .decode(value)
         .map_or(value.len() * 3 / 4, |bytes| bytes.len())
@@ -159,60 +159,5 @@ impl Hooks<ConfigMap> for ConfigMapHooks {
                 + cm.binary_data.as_ref().map_or(0, BTreeMap::len);
             Value::from(count)
         })
-    }
-}
-
-/// The hooks of `core/v1` Secret.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SecretHooks;
-
-/// Folds `stringData` into `data`, where it wins, as the API's conversion does.
-fn fold_string_data(secret: &mut Secret) {
-    if let Some(strings) = secret.string_data.take() {
-        let data = secret.data.get_or_insert_with(BTreeMap::new);
-        for (k, v) in strings {
-            data.insert(k, BASE64.encode(v.as_bytes()));
-        }
-    }
-}
-
-impl Hooks<Secret> for SecretHooks {
-    fn allow_unconditional_update(&self) -> bool {
-        true
-    }
-
-    fn prepare_for_create(&self, secret: &mut Secret) {
-        untracked_generation(&mut secret.metadata);
-        fold_string_data(secret);
-    }
-
-    fn prepare_for_update(&self, new: &mut Secret, _old: &Secret) {
-        untracked_generation(&mut new.metadata);
-        fold_string_data(new);
-    }
-
-    fn validate(&self, secret: &Secret) -> ErrorList {
-        validate_data(&[("data", secret.data.as_ref())], |_, v| decoded_len(v))
-    }
-
-    fn validate_update(&self, new: &Secret, old: &Secret) -> ErrorList {
-        let mut errs = validate_data(&[("data", new.data.as_ref())], |_, v| decoded_len(v));
-        errs.extend(frozen(
-            old.immutable,
-            new.immutable,
-            &[("data", new.data != old.data)],
-        ));
-        if new.r#type != old.r#type {
-            errs.push(FieldError::invalid(
-                &FieldPath::new("type"),
-                new.r#type.clone().unwrap_or_default(),
-                "field is immutable",
-            ));
-        }
-        errs
-    }
-
-    fn table_cell(&self, column: &str, secret: &Secret) -> Option<Value> {
-        (column == "Data").then(|| Value::from(secret.data.as_ref().map_or(0, BTreeMap::len)))
     }
 }

@@ -42,7 +42,7 @@ impl Hooks<Namespace> for NamespaceHooks {
     }
 
     fn prepare_for_create(&self, ns: &mut Namespace) {
-        super::untracked_generation(&mut ns.metadata);
+        crate::hooks::untracked_generation(&mut ns.metadata);
         name_label(ns);
         let spec = ns.spec.get_or_insert_with(NamespaceSpec::default);
         let finalizers = spec.finalizers.get_or_insert_with(Vec::new);
@@ -53,7 +53,7 @@ impl Hooks<Namespace> for NamespaceHooks {
     }
 
     fn prepare_for_update(&self, new: &mut Namespace, old: &Namespace) {
-        super::untracked_generation(&mut new.metadata);
+        crate::hooks::untracked_generation(&mut new.metadata);
         name_label(new);
         // spec.finalizers change only through finalization; status only through /status.
         new.spec = old.spec.clone();

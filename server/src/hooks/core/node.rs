@@ -1,27 +1,24 @@
-//! Nodes and ComponentStatuses, as kube-apiserver's node strategy and its printers
-//! (`printNode`, `printComponentStatus`) show them: no `metadata.generation`; a Node's
-//! Status column is `Ready`/`NotReady`/`Unknown` from its Ready condition, with
-//! `,SchedulingDisabled` when it is unschedulable; Roles come from the
-//! `node-role.kubernetes.io/<role>` labels (and `kubernetes.io/role`); the wide columns
-//! show the first internal and external addresses and the node info, `<unknown>` where
-//! the kubelet reported nothing.
+//! Nodes, as kube-apiserver's node strategy and its printer (`printNode`) show them: no
+//! `metadata.generation`; the Status column is `Ready`/`NotReady`/`Unknown` from the
+//! Ready condition, with `,SchedulingDisabled` when the node is unschedulable; Roles
+//! come from the `node-role.kubernetes.io/<role>` labels (and `kubernetes.io/role`);
+//! the wide columns show the first internal and external addresses and the node info,
+//! `<unknown>` where the kubelet reported nothing.
 //!
 //! A new Node keeps the `status` it is created with, as kube's node strategy does (the
 //! kubelet registers itself with it).
 //!
 //! Deliberate differences from kube-apiserver:
 //! - Node spec validation (pod CIDRs, taints, config source) is not done.
-//! - ComponentStatus is read-only (get and list): kapi runs no scheduler or
-//!   controller-manager to report, so there are none.
 
 use std::collections::BTreeSet;
 
 use kapi_core::Hooks;
 use serde_json::Value;
 
-use super::untracked_generation;
 use crate::generated::api::core::v1::NodeStatus;
-use crate::generated::core::v1::{ComponentStatus, Node};
+use crate::generated::core::v1::Node;
+use crate::hooks::untracked_generation;
 
 /// The hooks of Node.
 #[derive(Clone, Copy, Debug, Default)]
@@ -112,30 +109,6 @@ impl Hooks<Node> for NodeHooks {
             "OS-Image" => or_unknown(info.map(|i| i.os_image.as_str())),
             "Kernel-Version" => or_unknown(info.map(|i| i.kernel_version.as_str())),
             "Container-Runtime" => or_unknown(info.map(|i| i.container_runtime_version.as_str())),
-            _ => return None,
-        };
-        Some(Value::String(cell))
-    }
-}
-
-/// The hooks of ComponentStatus.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ComponentStatusHooks;
-
-impl Hooks<ComponentStatus> for ComponentStatusHooks {
-    fn table_cell(&self, column: &str, cs: &ComponentStatus) -> Option<Value> {
-        let healthy = cs
-            .conditions
-            .as_ref()
-            .and_then(|c| c.iter().find(|c| c.r#type == "Healthy"));
-        let cell = match column {
-            "Status" => match healthy {
-                Some(c) if c.status == "True" => "Healthy".into(),
-                Some(_) => "Unhealthy".into(),
-                None => "Unknown".into(),
-            },
-            "Message" => healthy.and_then(|c| c.message.clone()).unwrap_or_default(),
-            "Error" => healthy.and_then(|c| c.error.clone()).unwrap_or_default(),
             _ => return None,
         };
         Some(Value::String(cell))

@@ -1,38 +1,26 @@
-//! PersistentVolumes, PersistentVolumeClaims and StorageClasses, as kube-apiserver's
-//! strategies, v1 defaults and validation treat them, and as its printers show them.
-//!
-//! - PersistentVolume: no generation; `persistentVolumeReclaimPolicy` defaults to
-//!   `Retain` and `volumeMode` to `Filesystem`; a new volume's status is `phase:
-//!   Pending`; it needs access modes, a `storage` capacity and exactly one volume source,
-//!   which may not change afterwards.
-//! - PersistentVolumeClaim: no generation; `volumeMode` defaults to `Filesystem`; a new
-//!   claim's status is `phase: Pending`; it needs access modes and a positive
-//!   `resources.requests.storage`; after create its spec is immutable except
-//!   `volumeName` while unset and the storage request of a bound claim, which may not
-//!   shrink.
-//! - StorageClass: no generation; `reclaimPolicy` defaults to `Delete` and
-//!   `volumeBindingMode` to `Immediate`; provisioner, parameters, reclaim policy and
-//!   binding mode may not change.
+//! PersistentVolumes, as kube-apiserver's strategy, v1 defaults and validation treat
+//! them, and as its printer shows them: no generation; `persistentVolumeReclaimPolicy`
+//! defaults to `Retain` and `volumeMode` to `Filesystem`; a new volume's status is
+//! `phase: Pending`; it needs access modes, a `storage` capacity and exactly one volume
+//! source, which may not change afterwards. The access mode, volume mode, class name and
+//! quantity checks here are shared with [`super::persistent_volume_claim`].
 //!
 //! Deliberate differences from kube-apiserver:
 //! - kube's message for a changed volume source ends with a diff of the two sources;
 //!   kapi's stops after `is immutable after creation`.
 //! - Volume sources are not validated in detail (paths, servers, drivers), nor are node
-//!   affinity, data sources, selectors or mount options.
-//! - `volumeAttributesClassName` changes on bound claims are refused like any other spec
-//!   change (kube allows them when its VolumeAttributesClass feature is on).
-//! - The StorageClass name column has no `(default)` suffix: computed cells cannot
-//!   change the Name column.
+//!   affinity or mount options.
 
 use kapi_core::__private::k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use kapi_core::meta::{dns1123_subdomain_errors, qualified_name_errors};
+use kapi_core::meta::dns1123_subdomain_errors;
 use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
 use serde_json::Value;
 
-use super::untracked_generation;
-use crate::generated::api::core::v1::{PersistentVolumeClaimStatus, PersistentVolumeStatus};
-use crate::generated::core::v1::{PersistentVolume, PersistentVolumeClaim};
-use crate::generated::storage_k8s_io::v1::StorageClass;
+use crate::generated::api::core::v1::PersistentVolumeStatus;
+use crate::generated::core::v1::PersistentVolume;
+use crate::hooks::untracked_generation;
+
+use crate::hooks::strings;
 
 const ACCESS_MODES: &[&str] = &[
     "ReadOnlyMany",
@@ -41,13 +29,9 @@ const ACCESS_MODES: &[&str] = &[
     "ReadWriteOncePod",
 ];
 
-fn strings(v: &[&str]) -> Vec<Value> {
-    v.iter().map(|s| Value::from(*s)).collect()
-}
-
 /// The numeric value of a quantity (`10Gi`, `500M`, `1.5`, `2e3`), for comparisons;
 /// `None` when it does not parse.
-fn quantity_value(q: &Quantity) -> Option<f64> {
+pub(super) fn quantity_value(q: &Quantity) -> Option<f64> {
     let s = q.0.trim();
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == '-'))
@@ -92,7 +76,7 @@ pub(super) fn access_modes_string(modes: &[String]) -> String {
     .join(",")
 }
 
-fn validate_access_modes(
+pub(super) fn validate_access_modes(
     modes: Option<&Vec<String>>,
     path: &FieldPath,
     required: &str,
@@ -120,7 +104,7 @@ fn validate_access_modes(
     errs
 }
 
-fn validate_volume_mode(mode: Option<&str>, path: &FieldPath) -> ErrorList {
+pub(super) fn validate_volume_mode(mode: Option<&str>, path: &FieldPath) -> ErrorList {
     match mode {
         None | Some("Block" | "Filesystem") => ErrorList::new(),
         Some(other) => vec![FieldError::not_supported(
@@ -131,7 +115,7 @@ fn validate_volume_mode(mode: Option<&str>, path: &FieldPath) -> ErrorList {
     }
 }
 
-fn validate_class_name(name: Option<&str>, path: &FieldPath) -> ErrorList {
+pub(super) fn validate_class_name(name: Option<&str>, path: &FieldPath) -> ErrorList {
     match name {
         Some(n) if !n.is_empty() => dns1123_subdomain_errors(n)
             .into_iter()
@@ -352,285 +336,5 @@ impl Hooks<PersistentVolume> for PersistentVolumeHooks {
             _ => return None,
         };
         Some(Value::String(cell))
-    }
-}
-
-/// `ValidatePersistentVolumeClaimSpec`, as far as kapi goes.
-fn validate_pvc(pvc: &PersistentVolumeClaim) -> ErrorList {
-    let spec_path = FieldPath::new("spec");
-    let spec = pvc.spec.clone().unwrap_or_default();
-    let mut errs = validate_access_modes(
-        spec.access_modes.as_ref(),
-        &spec_path.child("accessModes"),
-        "at least 1 access mode is required",
-    );
-    let storage = spec
-        .resources
-        .as_ref()
-        .and_then(|r| r.requests.as_ref())
-        .and_then(|r| r.get("storage"));
-    let storage_path = spec_path.child("resources").key("storage");
-    match storage {
-        None => errs.push(FieldError::required(&storage_path, "")),
-        Some(q) => {
-            if quantity_value(q).is_some_and(|v| v <= 0.0) {
-                errs.push(FieldError::invalid(
-                    &storage_path,
-                    q.0.as_str(),
-                    "must be greater than zero",
-                ));
-            }
-        }
-    }
-    errs.extend(validate_volume_mode(
-        spec.volume_mode.as_deref(),
-        &spec_path.child("volumeMode"),
-    ));
-    errs.extend(validate_class_name(
-        spec.storage_class_name.as_deref(),
-        &spec_path.child("storageClassName"),
-    ));
-    errs
-}
-
-fn requested_storage(pvc: &PersistentVolumeClaim) -> Option<&Quantity> {
-    pvc.spec
-        .as_ref()
-        .and_then(|s| s.resources.as_ref())
-        .and_then(|r| r.requests.as_ref())
-        .and_then(|r| r.get("storage"))
-}
-
-/// `ValidatePersistentVolumeClaimUpdate`: what may change in a claim's spec.
-fn validate_pvc_update(new: &PersistentVolumeClaim, old: &PersistentVolumeClaim) -> ErrorList {
-    let mut errs = ErrorList::new();
-    let mut new_spec = new.spec.clone().unwrap_or_default();
-    let mut old_spec = old.spec.clone().unwrap_or_default();
-    if old_spec.volume_name.as_deref().unwrap_or("").is_empty() {
-        old_spec.volume_name = new_spec.volume_name.clone();
-    }
-    let bound = new
-        .status
-        .as_ref()
-        .and_then(|s| s.phase.as_deref())
-        .is_some_and(|p| p == "Bound");
-    if bound {
-        let old_storage = requested_storage(old).cloned();
-        if let Some(requests) = new_spec
-            .resources
-            .as_mut()
-            .and_then(|r| r.requests.as_mut())
-        {
-            match old_storage {
-                Some(q) => {
-                    requests.insert("storage".into(), q);
-                }
-                None => {
-                    requests.remove("storage");
-                }
-            }
-        }
-    }
-    if new_spec != old_spec {
-        errs.push(FieldError::forbidden(
-            &FieldPath::new("spec"),
-            "spec is immutable after creation except resources.requests and \
-             volumeAttributesClassName for bound claims",
-        ));
-    }
-    let (new_size, old_size) = (
-        requested_storage(new).and_then(quantity_value),
-        requested_storage(old).and_then(quantity_value),
-    );
-    if let (Some(n), Some(o)) = (new_size, old_size) {
-        if n < o {
-            errs.push(FieldError::forbidden(
-                &FieldPath::new("spec.resources.requests.storage"),
-                "field can not be less than previous value",
-            ));
-        }
-    }
-    errs
-}
-
-/// The hooks of PersistentVolumeClaim.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct PersistentVolumeClaimHooks;
-
-impl Hooks<PersistentVolumeClaim> for PersistentVolumeClaimHooks {
-    fn allow_unconditional_update(&self) -> bool {
-        true
-    }
-
-    fn apply_defaults(&self, pvc: &mut PersistentVolumeClaim) {
-        let spec = pvc.spec.get_or_insert_with(Default::default);
-        if spec.volume_mode.is_none() {
-            spec.volume_mode = Some("Filesystem".into());
-        }
-    }
-
-    fn prepare_for_create(&self, pvc: &mut PersistentVolumeClaim) {
-        untracked_generation(&mut pvc.metadata);
-        pvc.status = Some(PersistentVolumeClaimStatus {
-            phase: Some("Pending".into()),
-            ..Default::default()
-        });
-    }
-
-    fn prepare_for_update(&self, new: &mut PersistentVolumeClaim, _old: &PersistentVolumeClaim) {
-        untracked_generation(&mut new.metadata);
-    }
-
-    fn validate(&self, pvc: &PersistentVolumeClaim) -> ErrorList {
-        validate_pvc(pvc)
-    }
-
-    fn validate_update(
-        &self,
-        new: &PersistentVolumeClaim,
-        old: &PersistentVolumeClaim,
-    ) -> ErrorList {
-        let mut errs = validate_pvc(new);
-        errs.extend(validate_pvc_update(new, old));
-        errs
-    }
-
-    fn table_cell(&self, column: &str, pvc: &PersistentVolumeClaim) -> Option<Value> {
-        let spec = pvc.spec.clone().unwrap_or_default();
-        let status = pvc.status.clone().unwrap_or_default();
-        let bound = !spec.volume_name.as_deref().unwrap_or("").is_empty();
-        let cell = match column {
-            "Status" => {
-                if pvc.metadata.deletion_timestamp.is_some() {
-                    "Terminating".into()
-                } else {
-                    status.phase.unwrap_or_default()
-                }
-            }
-            "Volume" => spec.volume_name.unwrap_or_default(),
-            "Capacity" if bound => status
-                .capacity
-                .as_ref()
-                .and_then(|c| c.get("storage"))
-                .map(|q| q.0.clone())
-                .unwrap_or_else(|| "0".into()),
-            "Capacity" => String::new(),
-            "Access Modes" if bound => {
-                access_modes_string(status.access_modes.as_deref().unwrap_or(&[]))
-            }
-            "Access Modes" => String::new(),
-            "StorageClass" => spec.storage_class_name.unwrap_or_default(),
-            "VolumeAttributesClass" => status
-                .current_volume_attributes_class_name
-                .unwrap_or_else(|| "<unset>".into()),
-            "VolumeMode" => spec.volume_mode.unwrap_or_else(|| "<unset>".into()),
-            _ => return None,
-        };
-        Some(Value::String(cell))
-    }
-}
-
-/// The hooks of StorageClass.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct StorageClassHooks;
-
-/// `ValidateStorageClass`, as far as kapi goes.
-fn validate_sc(sc: &StorageClass) -> ErrorList {
-    let mut errs = ErrorList::new();
-    let path = FieldPath::new("provisioner");
-    if sc.provisioner.is_empty() {
-        errs.push(FieldError::required(&path, ""));
-    } else {
-        if sc.provisioner.len() > 63 {
-            errs.push(FieldError::too_long(&path, 63));
-        }
-        for msg in qualified_name_errors(&sc.provisioner.to_lowercase()) {
-            errs.push(FieldError::invalid(&path, sc.provisioner.as_str(), msg));
-        }
-    }
-    match sc.reclaim_policy.as_deref() {
-        None | Some("Delete" | "Retain") => {}
-        Some(other) => errs.push(FieldError::not_supported(
-            &FieldPath::new("reclaimPolicy"),
-            other,
-            &strings(&["Delete", "Retain"]),
-        )),
-    }
-    match sc.volume_binding_mode.as_deref() {
-        None => errs.push(FieldError::required(
-            &FieldPath::new("volumeBindingMode"),
-            "",
-        )),
-        Some("Immediate" | "WaitForFirstConsumer") => {}
-        Some(other) => errs.push(FieldError::not_supported(
-            &FieldPath::new("volumeBindingMode"),
-            other,
-            &strings(&["Immediate", "WaitForFirstConsumer"]),
-        )),
-    }
-    errs
-}
-
-impl Hooks<StorageClass> for StorageClassHooks {
-    fn allow_unconditional_update(&self) -> bool {
-        true
-    }
-
-    fn apply_defaults(&self, sc: &mut StorageClass) {
-        if sc.reclaim_policy.is_none() {
-            sc.reclaim_policy = Some("Delete".into());
-        }
-        if sc.volume_binding_mode.is_none() {
-            sc.volume_binding_mode = Some("Immediate".into());
-        }
-    }
-
-    fn prepare_for_create(&self, sc: &mut StorageClass) {
-        untracked_generation(&mut sc.metadata);
-    }
-
-    fn prepare_for_update(&self, new: &mut StorageClass, _old: &StorageClass) {
-        untracked_generation(&mut new.metadata);
-    }
-
-    fn validate(&self, sc: &StorageClass) -> ErrorList {
-        validate_sc(sc)
-    }
-
-    fn validate_update(&self, new: &StorageClass, old: &StorageClass) -> ErrorList {
-        let mut errs = validate_sc(new);
-        if new.parameters != old.parameters {
-            errs.push(FieldError::forbidden(
-                &FieldPath::new("parameters"),
-                "updates to parameters are forbidden.",
-            ));
-        }
-        if new.provisioner != old.provisioner {
-            errs.push(FieldError::forbidden(
-                &FieldPath::new("provisioner"),
-                "updates to provisioner are forbidden.",
-            ));
-        }
-        if new.reclaim_policy != old.reclaim_policy {
-            errs.push(FieldError::forbidden(
-                &FieldPath::new("reclaimPolicy"),
-                "updates to reclaimPolicy are forbidden.",
-            ));
-        }
-        if new.volume_binding_mode != old.volume_binding_mode {
-            errs.push(FieldError::invalid(
-                &FieldPath::new("volumeBindingMode"),
-                new.volume_binding_mode.clone().unwrap_or_default(),
-                "field is immutable",
-            ));
-        }
-        errs
-    }
-
-    fn table_cell(&self, column: &str, sc: &StorageClass) -> Option<Value> {
-        match column {
-            "AllowVolumeExpansion" => Some(Value::Bool(sc.allow_volume_expansion.unwrap_or(false))),
-            _ => None,
-        }
     }
 }

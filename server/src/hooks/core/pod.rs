@@ -1,10 +1,9 @@
-//! Pods and pod templates, as kube-apiserver's pod strategies treat them.
+//! Pods, as kube-apiserver's pod strategy treats them.
 //!
 //! A Pod is defaulted as `SetDefaults_Pod` and `SetDefaults_PodSpec` do (requests
 //! default to limits; `enableServiceLinks: true`), starts `Pending` with its QoS class,
 //! tracks `metadata.generation` as kube 1.33 does (1 on create, bumped when the spec
 //! changes), and may change after create only in what `ValidatePodUpdate` allows.
-//! A PodTemplate gets the PodSpec defaults and tracks generation too.
 //!
 //! Deliberate differences from kube-apiserver:
 //! - The update error `spec: Forbidden: pod updates may not change fields other
@@ -26,10 +25,10 @@ use kapi_core::__private::k8s_openapi::apimachinery::pkg::api::resource::Quantit
 use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
 use serde_json::Value;
 
-use super::pod_spec::{default_pod_spec, default_template, validate_pod_spec};
 use crate::generated::api::core::v1::{Container, PodSpec, PodStatus};
 use crate::generated::core::v1::Pod;
-use crate::generated::core::v1::PodTemplate;
+
+use super::pod_spec::{default_pod_spec, validate_pod_spec};
 
 /// kube's message for a pod update that changes more than it may.
 pub const POD_UPDATE_FORBIDDEN: &str = "pod updates may not change fields other than \
@@ -464,34 +463,6 @@ fn readiness_gates(pod: &Value) -> String {
         })
         .count();
     format!("{ok}/{}", gates.len())
-}
-
-/// The hooks of PodTemplate.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct PodTemplateHooks;
-
-impl Hooks<PodTemplate> for PodTemplateHooks {
-    fn allow_unconditional_update(&self) -> bool {
-        true
-    }
-
-    fn apply_defaults(&self, pt: &mut PodTemplate) {
-        if let Some(t) = pt.template.as_mut() {
-            default_template(t);
-        }
-    }
-
-    fn validate(&self, pt: &PodTemplate) -> ErrorList {
-        let spec = pt.template.as_ref().and_then(|t| t.spec.as_ref());
-        match spec {
-            Some(spec) => validate_pod_spec(spec, &FieldPath::new("template.spec")),
-            None => ErrorList::new(),
-        }
-    }
-
-    fn validate_update(&self, new: &PodTemplate, _old: &PodTemplate) -> ErrorList {
-        self.validate(new)
-    }
 }
 
 #[cfg(test)]

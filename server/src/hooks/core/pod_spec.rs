@@ -13,6 +13,7 @@
 //!   (`map[string]string{"app":"x"}`), as kube prints them; other structured values are
 //!   rendered as JSON.
 
+use crate::hooks::strings;
 use std::collections::{BTreeMap, HashSet};
 
 use kapi_core::__private::k8s_openapi::apimachinery::pkg::apis::meta::v1::{
@@ -166,10 +167,6 @@ fn image_tag(image: &str) -> Option<&str> {
         None if digest => None,
         None => Some("latest"),
     }
-}
-
-fn strings(values: &[&str]) -> Vec<Value> {
-    values.iter().map(|v| Value::from(*v)).collect()
 }
 
 /// The part of `ValidatePodSpec` kapi makes (see the module docs), at `path`.

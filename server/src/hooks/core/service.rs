@@ -1,13 +1,14 @@
-//! Services and Endpoints, as kube-apiserver's strategies for them behave
+//! Services, as kube-apiserver's strategy for them behaves
 //! (`pkg/registry/core/service/strategy.go`, `pkg/apis/core/v1/defaults.go`,
-//! `ValidateService` in `pkg/apis/core/validation`, `printService` and
-//! `printEndpoints` in `pkg/printers/internalversion`).
+//! `ValidateService` in `pkg/apis/core/validation`, `printService` in
+//! `pkg/printers/internalversion`).
 //!
-//! Neither kind tracks `metadata.generation`. A Service gets kube's v1 defaults (type
+//! A Service does not track `metadata.generation`. It gets kube's v1 defaults (type
 //! `ClusterIP`, `sessionAffinity: None`, ports' protocol `TCP` and `targetPort` = `port`,
 //! `internalTrafficPolicy: Cluster`, `externalTrafficPolicy: Cluster` and
 //! `allocateLoadBalancerNodePorts: true` where they apply) and `ipFamilyPolicy:
-//! SingleStack` for every type but ExternalName.
+//! SingleStack` for every type but ExternalName. The port and IP checks here are shared
+//! with Endpoints, Ingresses and pod specs.
 //!
 //! Deliberate differences from kube-apiserver:
 //! - No allocation here: `spec.clusterIP`, `spec.clusterIPs` and `ports[].nodePort` are
@@ -23,6 +24,7 @@
 //! - Topology, session-affinity timeouts, `loadBalancerSourceRanges` and
 //!   `trafficDistribution` are not validated.
 
+use crate::hooks::strings;
 use std::collections::BTreeSet;
 use std::net::IpAddr;
 
@@ -31,11 +33,11 @@ use kapi_core::meta::{dns1035_label_errors, dns1123_label_errors, dns1123_subdom
 use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
 use serde_json::Value;
 
-use super::untracked_generation;
 use crate::generated::api::core::v1::{
     ClientIPConfig, ServicePort, ServiceSpec, SessionAffinityConfig,
 };
-use crate::generated::core::v1::{Endpoints, Service};
+use crate::generated::core::v1::Service;
+use crate::hooks::untracked_generation;
 
 const CLUSTER_IP: &str = "ClusterIP";
 const NODE_PORT: &str = "NodePort";
@@ -44,10 +46,10 @@ const EXTERNAL_NAME: &str = "ExternalName";
 const NONE: &str = "None";
 
 /// `IsValidPortNum`'s message.
-pub(super) const PORT_RANGE: &str = "must be between 1 and 65535, inclusive";
+pub(crate) const PORT_RANGE: &str = "must be between 1 and 65535, inclusive";
 
 /// `IsValidPortNum`: the problems with a port number.
-pub(super) fn port_num_errors(port: i32) -> Vec<String> {
+pub(crate) fn port_num_errors(port: i32) -> Vec<String> {
     if (1..=65535).contains(&port) {
         Vec::new()
     } else {
@@ -56,7 +58,7 @@ pub(super) fn port_num_errors(port: i32) -> Vec<String> {
 }
 
 /// `IsValidPortName` (an IANA_SVC_NAME): the problems with a port name.
-pub(super) fn port_name_errors(name: &str) -> Vec<String> {
+pub(crate) fn port_name_errors(name: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if name.len() > 15 {
         errs.push("must be no more than 15 characters".to_string());
@@ -80,11 +82,7 @@ pub(super) fn port_name_errors(name: &str) -> Vec<String> {
 }
 
 /// `IsValidIP`'s message.
-const INVALID_IP: &str = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)";
-
-fn strings(v: &[&str]) -> Vec<Value> {
-    v.iter().map(|s| Value::from(*s)).collect()
-}
+pub(super) const INVALID_IP: &str = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)";
 
 /// The hooks of `core/v1` Service.
 #[derive(Clone, Copy, Debug, Default)]
@@ -538,7 +536,7 @@ fn load_balancer_addresses(svc: &Service) -> Vec<String> {
 
 /// One load-balancer ingress point as kube's printers show it: its IP, else its
 /// hostname (Services and Ingresses alike).
-pub(super) fn load_balancer_address(
+pub(crate) fn load_balancer_address(
     ip: Option<&String>,
     hostname: Option<&String>,
 ) -> Option<String> {
@@ -647,101 +645,5 @@ impl Hooks<Service> for ServiceHooks {
             _ => return None,
         };
         Some(Value::String(cell))
-    }
-}
-
-/// The hooks of `core/v1` Endpoints: no generation; the Endpoints column as kube's
-/// `formatEndpoints` prints it (`ip:port`, at most three, then `+ N more...`).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct EndpointsHooks;
-
-/// kube's `formatEndpoints` over every port.
-fn format_endpoints(ep: &Endpoints) -> String {
-    let subsets = ep.subsets.as_deref().unwrap_or(&[]);
-    if subsets.is_empty() {
-        return "<none>".into();
-    }
-    const MAX: usize = 3;
-    let mut list = Vec::new();
-    let mut count = 0;
-    let mut more = false;
-    let mut push = |s: String, list: &mut Vec<String>| {
-        if list.len() == MAX {
-            more = true;
-        } else {
-            list.push(s);
-        }
-    };
-    for ss in subsets {
-        let addresses = ss.addresses.as_deref().unwrap_or(&[]);
-        let ports = ss.ports.as_deref().unwrap_or(&[]);
-        if ports.is_empty() {
-            count += addresses.len();
-            for a in addresses {
-                push(a.ip.clone(), &mut list);
-            }
-            continue;
-        }
-        for port in ports {
-            count += addresses.len();
-            for a in addresses {
-                let host = if a.ip.contains(':') {
-                    format!("[{}]", a.ip)
-                } else {
-                    a.ip.clone()
-                };
-                push(format!("{host}:{}", port.port), &mut list);
-            }
-        }
-    }
-    let ret = list.join(",");
-    if more {
-        format!("{ret} + {} more...", count - MAX)
-    } else {
-        ret
-    }
-}
-
-impl Hooks<Endpoints> for EndpointsHooks {
-    fn allow_unconditional_update(&self) -> bool {
-        true
-    }
-
-    fn prepare_for_create(&self, ep: &mut Endpoints) {
-        untracked_generation(&mut ep.metadata);
-    }
-
-    fn prepare_for_update(&self, new: &mut Endpoints, _old: &Endpoints) {
-        untracked_generation(&mut new.metadata);
-    }
-
-    fn validate(&self, ep: &Endpoints) -> ErrorList {
-        let mut errs = ErrorList::new();
-        for (i, ss) in ep.subsets.iter().flatten().enumerate() {
-            let path = FieldPath::new("subsets").index(i);
-            for (j, a) in ss.addresses.iter().flatten().enumerate() {
-                if a.ip.parse::<IpAddr>().is_err() {
-                    errs.push(FieldError::invalid(
-                        &path.child("addresses").index(j).child("ip"),
-                        a.ip.as_str(),
-                        INVALID_IP,
-                    ));
-                }
-            }
-            for (j, p) in ss.ports.iter().flatten().enumerate() {
-                for msg in port_num_errors(p.port) {
-                    errs.push(FieldError::invalid(
-                        &path.child("ports").index(j).child("port"),
-                        p.port,
-                        msg,
-                    ));
-                }
-            }
-        }
-        errs
-    }
-
-    fn table_cell(&self, column: &str, ep: &Endpoints) -> Option<Value> {
-        (column == "Endpoints").then(|| Value::String(format_endpoints(ep)))
     }
 }

@@ -6,8 +6,8 @@
 use kapi_core::Hooks;
 use serde_json::Value;
 
-use super::untracked_generation;
 use crate::generated::core::v1::ServiceAccount;
+use crate::hooks::untracked_generation;
 
 /// The hooks of ServiceAccount.
 #[derive(Clone, Copy, Debug, Default)]

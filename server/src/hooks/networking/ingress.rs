@@ -1,5 +1,5 @@
-//! Ingresses and NetworkPolicies, as kube-apiserver's networking strategies, validation
-//! and printers treat them: both track generation (the generic preparation does it).
+//! Ingresses, as kube-apiserver's networking strategy, validation and printer treat
+//! them: generation tracked (the generic preparation does it).
 //!
 //! An Ingress needs rules or a default backend; rule hosts are DNS names (a leading
 //! `*.` wildcard allowed), never IP addresses; each HTTP path needs a `pathType` of
@@ -7,25 +7,23 @@
 //! backend is a service (a name and a port name or number, not both) or a resource,
 //! not both. Its columns: Class (`<none>`), Hosts (`*`, at most three then `+ N
 //! more...`), Address (load balancer IPs or hostnames), Ports (`80`, `80, 443` with
-//! TLS). A NetworkPolicy's Pod-Selector column is the selector in label-selector
-//! syntax, `<none>` when it selects every pod.
+//! TLS).
 //!
 //! Deliberate differences from kube-apiserver:
 //! - The bad value of `either defaultBackend or rules must be specified` is printed as
 //!   `null` (kube prints Go's `[]networking.IngressRule(nil)`).
-//! - Ingress path characters, TLS hosts, `ingressClassName` existence, and NetworkPolicy
-//!   peers and ports are not validated beyond the schema.
+//! - Ingress path characters, TLS hosts and `ingressClassName` existence are not
+//!   validated beyond the schema.
 
 use std::net::IpAddr;
 
-use kapi_core::__private::k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kapi_core::meta::dns1123_subdomain_errors;
 use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
 use serde_json::Value;
 
-use super::service::{PORT_RANGE, port_name_errors};
 use crate::generated::api::networking::v1::IngressBackend;
-use crate::generated::networking_k8s_io::v1::{Ingress, NetworkPolicy};
+use crate::generated::networking_k8s_io::v1::Ingress;
+use crate::hooks::core::service::{PORT_RANGE, load_balancer_address, port_name_errors};
 
 /// The hooks of Ingress.
 #[derive(Clone, Copy, Debug, Default)]
@@ -265,9 +263,7 @@ impl Hooks<Ingress> for IngressHooks {
                 .and_then(|lb| lb.ingress.as_ref())
                 .into_iter()
                 .flatten()
-                .filter_map(|i| {
-                    super::service::load_balancer_address(i.ip.as_ref(), i.hostname.as_ref())
-                })
+                .filter_map(|i| load_balancer_address(i.ip.as_ref(), i.hostname.as_ref()))
                 .collect::<Vec<_>>()
                 .join(","),
             "Ports" => {
@@ -280,69 +276,5 @@ impl Hooks<Ingress> for IngressHooks {
             _ => return None,
         };
         Some(Value::String(cell))
-    }
-}
-
-/// `metav1.FormatLabelSelector`: `k=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`,
-/// joined by ","; `<none>` for a selector that selects everything.
-pub(super) fn format_label_selector(sel: Option<&LabelSelector>) -> String {
-    let Some(sel) = sel else {
-        return "<none>".into();
-    };
-    let mut parts: Vec<String> = sel
-        .match_labels
-        .iter()
-        .flatten()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
-    for e in sel.match_expressions.iter().flatten() {
-        let mut values = e.values.clone().unwrap_or_default();
-        values.sort();
-        parts.push(match e.operator.as_str() {
-            "In" => format!("{} in ({})", e.key, values.join(",")),
-            "NotIn" => format!("{} notin ({})", e.key, values.join(",")),
-            "Exists" => e.key.clone(),
-            "DoesNotExist" => format!("!{}", e.key),
-            other => format!("{} {other} ({})", e.key, values.join(",")),
-        });
-    }
-    let s = parts.join(",");
-    if s.is_empty() { "<none>".into() } else { s }
-}
-
-/// The hooks of NetworkPolicy.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NetworkPolicyHooks;
-
-impl Hooks<NetworkPolicy> for NetworkPolicyHooks {
-    fn allow_unconditional_update(&self) -> bool {
-        true
-    }
-
-    fn validate(&self, np: &NetworkPolicy) -> ErrorList {
-        let mut errs = ErrorList::new();
-        for (i, t) in np
-            .spec
-            .iter()
-            .flat_map(|s| s.policy_types.iter().flatten())
-            .enumerate()
-        {
-            if t != "Ingress" && t != "Egress" {
-                errs.push(FieldError::not_supported(
-                    &FieldPath::new("spec.policyTypes").index(i),
-                    t.as_str(),
-                    &[Value::from("Egress"), Value::from("Ingress")],
-                ));
-            }
-        }
-        errs
-    }
-
-    fn table_cell(&self, column: &str, np: &NetworkPolicy) -> Option<Value> {
-        (column == "Pod-Selector").then(|| {
-            Value::String(format_label_selector(
-                np.spec.as_ref().and_then(|s| s.pod_selector.as_ref()),
-            ))
-        })
     }
 }

@@ -13,16 +13,21 @@
 //! - ClusterRole aggregation is not performed (no controller); `aggregationRule` only
 //!   needs at least one selector.
 
-use kapi_core::meta::NameRule;
+mod cluster_role;
+mod cluster_role_binding;
+mod role;
+mod role_binding;
+
 use kapi_core::meta::dns1123_subdomain_errors;
-use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
+use kapi_core::{ErrorList, FieldError, FieldPath};
 use serde_json::Value;
 
-use super::untracked_generation;
 use crate::generated::api::rbac::v1::{PolicyRule, RoleRef, Subject};
-use crate::generated::rbac_authorization_k8s_io::v1::{
-    ClusterRole, ClusterRoleBinding, Role, RoleBinding,
-};
+
+pub use cluster_role::ClusterRoleHooks;
+pub use cluster_role_binding::ClusterRoleBindingHooks;
+pub use role::RoleHooks;
+pub use role_binding::RoleBindingHooks;
 
 /// The RBAC API group.
 const GROUP: &str = "rbac.authorization.k8s.io";
@@ -249,145 +254,4 @@ fn binding_cell(
         _ => return None,
     };
     Some(Value::String(cell))
-}
-
-/// The hooks of Role.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct RoleHooks;
-
-impl Hooks<Role> for RoleHooks {
-    fn name_rule(&self) -> NameRule {
-        // kube-apiserver lets RBAC names be any path segment (`system:discovery`).
-        NameRule::PathSegment
-    }
-
-    fn allow_unconditional_update(&self) -> bool {
-        true
-    }
-    fn prepare_for_create(&self, obj: &mut Role) {
-        untracked_generation(&mut obj.metadata);
-    }
-    fn prepare_for_update(&self, new: &mut Role, _old: &Role) {
-        untracked_generation(&mut new.metadata);
-    }
-    fn validate(&self, obj: &Role) -> ErrorList {
-        validate_rules(obj.rules.as_ref(), true)
-    }
-    fn validate_update(&self, new: &Role, _old: &Role) -> ErrorList {
-        validate_rules(new.rules.as_ref(), true)
-    }
-}
-
-/// The hooks of ClusterRole.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ClusterRoleHooks;
-
-fn validate_cluster_role(obj: &ClusterRole) -> ErrorList {
-    let mut errs = validate_rules(obj.rules.as_ref(), false);
-    if let Some(rule) = &obj.aggregation_rule {
-        if rule
-            .cluster_role_selectors
-            .as_ref()
-            .is_none_or(Vec::is_empty)
-        {
-            errs.push(FieldError::required(
-                &FieldPath::new("aggregationRule.clusterRoleSelectors"),
-                "at least one clusterRoleSelector required if aggregationRule is non-nil",
-            ));
-        }
-    }
-    errs
-}
-
-impl Hooks<ClusterRole> for ClusterRoleHooks {
-    fn name_rule(&self) -> NameRule {
-        // kube-apiserver lets RBAC names be any path segment (`system:discovery`).
-        NameRule::PathSegment
-    }
-
-    fn allow_unconditional_update(&self) -> bool {
-        true
-    }
-    fn prepare_for_create(&self, obj: &mut ClusterRole) {
-        untracked_generation(&mut obj.metadata);
-    }
-    fn prepare_for_update(&self, new: &mut ClusterRole, _old: &ClusterRole) {
-        untracked_generation(&mut new.metadata);
-    }
-    fn validate(&self, obj: &ClusterRole) -> ErrorList {
-        validate_cluster_role(obj)
-    }
-    fn validate_update(&self, new: &ClusterRole, _old: &ClusterRole) -> ErrorList {
-        validate_cluster_role(new)
-    }
-}
-
-/// The hooks of RoleBinding.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct RoleBindingHooks;
-
-impl Hooks<RoleBinding> for RoleBindingHooks {
-    fn name_rule(&self) -> NameRule {
-        // kube-apiserver lets RBAC names be any path segment (`system:discovery`).
-        NameRule::PathSegment
-    }
-
-    fn allow_unconditional_update(&self) -> bool {
-        true
-    }
-    fn apply_defaults(&self, obj: &mut RoleBinding) {
-        default_binding(&mut obj.role_ref, obj.subjects.as_mut());
-    }
-    fn prepare_for_create(&self, obj: &mut RoleBinding) {
-        untracked_generation(&mut obj.metadata);
-    }
-    fn prepare_for_update(&self, new: &mut RoleBinding, _old: &RoleBinding) {
-        untracked_generation(&mut new.metadata);
-    }
-    fn validate(&self, obj: &RoleBinding) -> ErrorList {
-        validate_binding(&obj.role_ref, obj.subjects.as_ref(), true)
-    }
-    fn validate_update(&self, new: &RoleBinding, old: &RoleBinding) -> ErrorList {
-        let mut errs = validate_binding(&new.role_ref, new.subjects.as_ref(), true);
-        errs.extend(role_ref_unchanged(&new.role_ref, &old.role_ref));
-        errs
-    }
-    fn table_cell(&self, column: &str, obj: &RoleBinding) -> Option<Value> {
-        binding_cell(column, &obj.role_ref, obj.subjects.as_ref())
-    }
-}
-
-/// The hooks of ClusterRoleBinding.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ClusterRoleBindingHooks;
-
-impl Hooks<ClusterRoleBinding> for ClusterRoleBindingHooks {
-    fn name_rule(&self) -> NameRule {
-        // kube-apiserver lets RBAC names be any path segment (`system:discovery`).
-        NameRule::PathSegment
-    }
-
-    fn allow_unconditional_update(&self) -> bool {
-        true
-    }
-    fn apply_defaults(&self, obj: &mut ClusterRoleBinding) {
-        default_binding(&mut obj.role_ref, obj.subjects.as_mut());
-    }
-    fn prepare_for_create(&self, obj: &mut ClusterRoleBinding) {
-        untracked_generation(&mut obj.metadata);
-    }
-    fn prepare_for_update(&self, new: &mut ClusterRoleBinding, _old: &ClusterRoleBinding) {
-        untracked_generation(&mut new.metadata);
-    }
-    fn validate(&self, obj: &ClusterRoleBinding) -> ErrorList {
-        validate_binding(&obj.role_ref, obj.subjects.as_ref(), false)
-    }
-    fn validate_update(&self, new: &ClusterRoleBinding, old: &ClusterRoleBinding) -> ErrorList {
-        let mut errs = validate_binding(&new.role_ref, new.subjects.as_ref(), false);
-        errs.extend(role_ref_unchanged(&new.role_ref, &old.role_ref));
-        errs
-    }
-    fn table_cell(&self, column: &str, obj: &ClusterRoleBinding) -> Option<Value> {
-        binding_cell(column, &obj.role_ref, obj.subjects.as_ref())
-    }
 }

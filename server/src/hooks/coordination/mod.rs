@@ -1,0 +1,5 @@
+//! The coordination.k8s.io API group: Leases ([`lease`]).
+
+mod lease;
+
+pub use lease::LeaseHooks;

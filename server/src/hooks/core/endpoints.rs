@@ -1,0 +1,109 @@
+//! Endpoints, as kube-apiserver's endpoints strategy and printer (`printEndpoints` in
+//! `pkg/printers/internalversion`) treat them: no `metadata.generation`; address IPs and
+//! port numbers are checked; the Endpoints column is formatted as kube formats it.
+
+use std::net::IpAddr;
+
+use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
+use serde_json::Value;
+
+use crate::generated::core::v1::Endpoints;
+use crate::hooks::untracked_generation;
+
+use super::service::{INVALID_IP, port_num_errors};
+
+/// The hooks of `core/v1` Endpoints: no generation; the Endpoints column as kube's
+/// `formatEndpoints` prints it (`ip:port`, at most three, then `+ N more...`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EndpointsHooks;
+
+/// kube's `formatEndpoints` over every port.
+fn format_endpoints(ep: &Endpoints) -> String {
+    let subsets = ep.subsets.as_deref().unwrap_or(&[]);
+    if subsets.is_empty() {
+        return "<none>".into();
+    }
+    const MAX: usize = 3;
+    let mut list = Vec::new();
+    let mut count = 0;
+    let mut more = false;
+    let mut push = |s: String, list: &mut Vec<String>| {
+        if list.len() == MAX {
+            more = true;
+        } else {
+            list.push(s);
+        }
+    };
+    for ss in subsets {
+        let addresses = ss.addresses.as_deref().unwrap_or(&[]);
+        let ports = ss.ports.as_deref().unwrap_or(&[]);
+        if ports.is_empty() {
+            count += addresses.len();
+            for a in addresses {
+                push(a.ip.clone(), &mut list);
+            }
+            continue;
+        }
+        for port in ports {
+            count += addresses.len();
+            for a in addresses {
+                let host = if a.ip.contains(':') {
+                    format!("[{}]", a.ip)
+                } else {
+                    a.ip.clone()
+                };
+                push(format!("{host}:{}", port.port), &mut list);
+            }
+        }
+    }
+    let ret = list.join(",");
+    if more {
+        format!("{ret} + {} more...", count - MAX)
+    } else {
+        ret
+    }
+}
+
+impl Hooks<Endpoints> for EndpointsHooks {
+    fn allow_unconditional_update(&self) -> bool {
+        true
+    }
+
+    fn prepare_for_create(&self, ep: &mut Endpoints) {
+        untracked_generation(&mut ep.metadata);
+    }
+
+    fn prepare_for_update(&self, new: &mut Endpoints, _old: &Endpoints) {
+        untracked_generation(&mut new.metadata);
+    }
+
+    fn validate(&self, ep: &Endpoints) -> ErrorList {
+        let mut errs = ErrorList::new();
+        for (i, ss) in ep.subsets.iter().flatten().enumerate() {
+            let path = FieldPath::new("subsets").index(i);
+            for (j, a) in ss.addresses.iter().flatten().enumerate() {
+                if a.ip.parse::<IpAddr>().is_err() {
+                    errs.push(FieldError::invalid(
+                        &path.child("addresses").index(j).child("ip"),
+                        a.ip.as_str(),
+                        INVALID_IP,
+                    ));
+                }
+            }
+            for (j, p) in ss.ports.iter().flatten().enumerate() {
+                for msg in port_num_errors(p.port) {
+                    errs.push(FieldError::invalid(
+                        &path.child("ports").index(j).child("port"),
+                        p.port,
+                        msg,
+                    ));
+                }
+            }
+        }
+        errs
+    }
+
+    fn table_cell(&self, column: &str, ep: &Endpoints) -> Option<Value> {
+        (column == "Endpoints").then(|| Value::String(format_endpoints(ep)))
+    }
+}

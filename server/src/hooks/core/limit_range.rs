@@ -1,0 +1,43 @@
+//! LimitRanges, as kube-apiserver's strategy and validation treat them: no
+//! `metadata.generation`; each limit needs a type (`Pod`, `Container`,
+//! `PersistentVolumeClaim`, or a qualified extended type).
+//!
+//! Deliberate differences from kube-apiserver:
+//! - min/max/default consistency is not validated.
+
+use kapi_core::meta::qualified_name_errors;
+use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
+
+use crate::generated::core::v1::LimitRange;
+use crate::hooks::untracked_generation;
+
+/// The hooks of LimitRange.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LimitRangeHooks;
+
+impl Hooks<LimitRange> for LimitRangeHooks {
+    fn allow_unconditional_update(&self) -> bool {
+        true
+    }
+    fn prepare_for_create(&self, lr: &mut LimitRange) {
+        untracked_generation(&mut lr.metadata);
+    }
+    fn prepare_for_update(&self, new: &mut LimitRange, _old: &LimitRange) {
+        untracked_generation(&mut new.metadata);
+    }
+    fn validate(&self, lr: &LimitRange) -> ErrorList {
+        let mut errs = ErrorList::new();
+        for (i, item) in lr.spec.iter().flat_map(|s| &s.limits).enumerate() {
+            let path = FieldPath::new("spec.limits").index(i).child("type");
+            let t = item.r#type.as_str();
+            if t.is_empty() {
+                errs.push(FieldError::required(&path, ""));
+            } else if !["Pod", "Container", "PersistentVolumeClaim"].contains(&t) {
+                for msg in qualified_name_errors(t) {
+                    errs.push(FieldError::invalid(&path, t, msg));
+                }
+            }
+        }
+        errs
+    }
+}

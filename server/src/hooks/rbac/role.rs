@@ -1,0 +1,38 @@
+//! Roles, as kube-apiserver's role strategy and `ValidateRole` treat them: no
+//! `metadata.generation`; rules need verbs, resource rules need API groups and
+//! resources, and non-resource URLs are refused (they are for ClusterRoles only).
+
+use kapi_core::meta::NameRule;
+use kapi_core::{ErrorList, Hooks};
+
+use crate::generated::rbac_authorization_k8s_io::v1::Role;
+use crate::hooks::untracked_generation;
+
+use super::validate_rules;
+
+/// The hooks of Role.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RoleHooks;
+
+impl Hooks<Role> for RoleHooks {
+    fn name_rule(&self) -> NameRule {
+        // kube-apiserver lets RBAC names be any path segment (`system:discovery`).
+        NameRule::PathSegment
+    }
+
+    fn allow_unconditional_update(&self) -> bool {
+        true
+    }
+    fn prepare_for_create(&self, obj: &mut Role) {
+        untracked_generation(&mut obj.metadata);
+    }
+    fn prepare_for_update(&self, new: &mut Role, _old: &Role) {
+        untracked_generation(&mut new.metadata);
+    }
+    fn validate(&self, obj: &Role) -> ErrorList {
+        validate_rules(obj.rules.as_ref(), true)
+    }
+    fn validate_update(&self, new: &Role, _old: &Role) -> ErrorList {
+        validate_rules(new.rules.as_ref(), true)
+    }
+}
