@@ -7,8 +7,9 @@
 //! - [`schema`]: the structural schema engine (parsing with structural checks,
 //!   defaulting, pruning, validation and CEL rules) with Kubernetes' messages;
 //! - [`crd`]: `CustomResourceDefinition` documents turned into resource versions;
-//! - [`strategy`]: create/update preparation and validation, and the [`Hooks`] that
-//!   hand-written code adds to a generated resource;
+//! - [`strategy`]: create/update preparation and validation, running the schema
+//!   engine and then a resource's [`hooks`]: the [`Hooks`] that hand-written code adds
+//!   to a generated resource;
 //! - [`meta`]: `metadata` validation (names, namespace, labels, annotations,
 //!   finalizers, owner references) with Kubernetes' rules and messages;
 //! - [`selector`]: label and field selectors (`?labelSelector=`, `?fieldSelector=`);

@@ -1,10 +1,10 @@
-//! The HTTP surface: routes derived from the registry (never hand-written per
-//! resource), content negotiation, and the generic handlers, which decode the request,
-//! call the registry, and encode the answer.
+//! The HTTP surface: the filter chain, dispatch on what [`crate::request`] resolved
+//! (routes derived from the registry, never hand-written per resource), and the generic
+//! handlers, which decode the request, call the registry, and encode the answer in the
+//! format [`crate::negotiation`] chose.
 
 mod body_kind;
 mod chain;
-
 pub mod patch;
 pub mod protobuf;
 pub mod query;

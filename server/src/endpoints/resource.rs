@@ -82,7 +82,7 @@ struct Negotiated {
 struct Call<'a> {
     api: &'a Api,
     store: Arc<Store>,
-    query: &'a crate::request::Query,
+    query: &'a Query,
     namespace: Option<&'a str>,
     /// The object's name (empty for a collection).
     name: String,
