@@ -17,6 +17,14 @@ pub trait Hooks<R>: Default + Send + Sync + 'static {
     /// Called on create, after the generic preparation (status cleared, generation 1).
     fn prepare_for_create(&self, _obj: &mut R) {}
 
+    /// Whether objects carry `metadata.generation` (1 on create, bumped when anything
+    /// but status changes). Kinds whose kube strategy does not track it (ConfigMap,
+    /// Namespace, Service, ...) return false, and their objects carry none, whatever a
+    /// client sends.
+    fn tracks_generation(&self) -> bool {
+        true
+    }
+
     /// Whether a new object keeps the status it was created with although status is a
     /// subresource (a kubelet registers its Node with its status).
     fn keep_status_on_create(&self) -> bool {

@@ -176,6 +176,13 @@ fn generation(obj: &Value) -> i64 {
         .unwrap_or(0)
 }
 
+/// Leaves `obj` without `metadata.generation`, for kinds that do not track it.
+fn clear_generation(obj: &mut Value) {
+    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("generation");
+    }
+}
+
 fn set_generation(obj: &mut Value, generation: i64) {
     if let Some(map) = obj.as_object_mut() {
         let meta = map
@@ -350,6 +357,9 @@ impl<R: Resource> ObjectStrategy for TypedStrategy<R> {
             self.hooks.apply_defaults(o);
             self.hooks.prepare_for_create(o);
         });
+        if !self.hooks.tracks_generation() {
+            clear_generation(obj);
+        }
     }
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
         generic_prepare_for_update(R::info(), R::schema(), new, old);
@@ -358,6 +368,9 @@ impl<R: Resource> ObjectStrategy for TypedStrategy<R> {
                 self.hooks.apply_defaults(o);
                 self.hooks.prepare_for_update(o, &old_typed);
             });
+        }
+        if !self.hooks.tracks_generation() {
+            clear_generation(new);
         }
     }
     fn prepare_for_status_update(&self, new: &mut Value, old: &Value) {

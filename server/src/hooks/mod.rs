@@ -41,15 +41,8 @@ pub use policy::PodDisruptionBudgetHooks;
 pub use rbac::{ClusterRoleBindingHooks, ClusterRoleHooks, RoleBindingHooks, RoleHooks};
 pub use storage::StorageClassHooks;
 
-use kapi_core::__private::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kapi_core::{ErrorList, FieldError, FieldPath};
 use serde_json::Value;
-
-/// Built-in kinds whose strategies do not track `metadata.generation` leave it unset,
-/// as kube-apiserver does (the generic preparation sets it, as for custom resources).
-fn untracked_generation(meta: &mut ObjectMeta) {
-    meta.generation = None;
-}
 
 /// `values` as JSON strings: the supported values of a `NotSupported` error.
 fn strings(values: &[&str]) -> Vec<Value> {

@@ -6,23 +6,18 @@ use serde_json::Value;
 
 use crate::generated::apps::v1::ControllerRevision;
 use crate::hooks::nonnegative;
-use crate::hooks::untracked_generation;
 
 /// The hooks of ControllerRevision.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ControllerRevisionHooks;
 
 impl Hooks<ControllerRevision> for ControllerRevisionHooks {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
     fn allow_unconditional_update(&self) -> bool {
         true
-    }
-
-    fn prepare_for_create(&self, cr: &mut ControllerRevision) {
-        untracked_generation(&mut cr.metadata);
-    }
-
-    fn prepare_for_update(&self, new: &mut ControllerRevision, _old: &ControllerRevision) {
-        untracked_generation(&mut new.metadata);
     }
 
     fn validate(&self, cr: &ControllerRevision) -> ErrorList {

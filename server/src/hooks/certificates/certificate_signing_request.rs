@@ -25,7 +25,6 @@ use serde_json::Value;
 
 use crate::generated::api::certificates::v1::CertificateSigningRequestStatus;
 use crate::generated::certificates_k8s_io::v1::CertificateSigningRequest;
-use crate::hooks::untracked_generation;
 
 /// kube's `allValidUsages`, sorted as `sets.List` sorts them.
 const USAGES: &[&str] = &[
@@ -328,6 +327,10 @@ fn condition_cell(csr: &CertificateSigningRequest) -> String {
 }
 
 impl Hooks<CertificateSigningRequest> for CertificateSigningRequestHooks {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
     fn allow_unconditional_update(&self) -> bool {
         true
     }
@@ -360,7 +363,6 @@ impl Hooks<CertificateSigningRequest> for CertificateSigningRequestHooks {
     }
 
     fn prepare_for_create(&self, csr: &mut CertificateSigningRequest) {
-        untracked_generation(&mut csr.metadata);
         csr.spec.username = None;
         csr.spec.uid = None;
         csr.spec.groups = None;
@@ -373,7 +375,6 @@ impl Hooks<CertificateSigningRequest> for CertificateSigningRequestHooks {
         new: &mut CertificateSigningRequest,
         old: &CertificateSigningRequest,
     ) {
-        untracked_generation(&mut new.metadata);
         new.spec = old.spec.clone();
         new.status = old.status.clone();
     }

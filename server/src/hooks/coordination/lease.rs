@@ -7,23 +7,18 @@ use kapi_core::Hooks;
 use serde_json::Value;
 
 use crate::generated::coordination_k8s_io::v1::Lease;
-use crate::hooks::untracked_generation;
 
 /// The hooks of Lease.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LeaseHooks;
 
 impl Hooks<Lease> for LeaseHooks {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
     fn allow_unconditional_update(&self) -> bool {
         true
-    }
-
-    fn prepare_for_create(&self, lease: &mut Lease) {
-        untracked_generation(&mut lease.metadata);
-    }
-
-    fn prepare_for_update(&self, new: &mut Lease, _old: &Lease) {
-        untracked_generation(&mut new.metadata);
     }
 
     fn table_cell(&self, column: &str, lease: &Lease) -> Option<Value> {

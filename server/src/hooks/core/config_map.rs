@@ -10,7 +10,6 @@ use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
 use serde_json::Value;
 
 use crate::generated::core::v1::ConfigMap;
-use crate::hooks::untracked_generation;
 
 /// kube-apiserver's message for a change to immutable data.
 const IMMUTABLE: &str = "field is immutable when `immutable` is set";
@@ -124,16 +123,12 @@ fn validate_config_map(cm: &ConfigMap) -> ErrorList {
 pub struct ConfigMapHooks;
 
 impl Hooks<ConfigMap> for ConfigMapHooks {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
     fn allow_unconditional_update(&self) -> bool {
         true
-    }
-
-    fn prepare_for_create(&self, cm: &mut ConfigMap) {
-        untracked_generation(&mut cm.metadata);
-    }
-
-    fn prepare_for_update(&self, new: &mut ConfigMap, _old: &ConfigMap) {
-        untracked_generation(&mut new.metadata);
     }
 
     fn validate(&self, cm: &ConfigMap) -> ErrorList {

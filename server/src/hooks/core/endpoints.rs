@@ -8,7 +8,6 @@ use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
 use serde_json::Value;
 
 use crate::generated::core::v1::Endpoints;
-use crate::hooks::untracked_generation;
 
 use super::service::{INVALID_IP, port_num_errors};
 
@@ -65,16 +64,12 @@ fn format_endpoints(ep: &Endpoints) -> String {
 }
 
 impl Hooks<Endpoints> for EndpointsHooks {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
     fn allow_unconditional_update(&self) -> bool {
         true
-    }
-
-    fn prepare_for_create(&self, ep: &mut Endpoints) {
-        untracked_generation(&mut ep.metadata);
-    }
-
-    fn prepare_for_update(&self, new: &mut Endpoints, _old: &Endpoints) {
-        untracked_generation(&mut new.metadata);
     }
 
     fn validate(&self, ep: &Endpoints) -> ErrorList {

@@ -19,7 +19,6 @@ use serde_json::Value;
 
 use crate::generated::api::core::v1::ObjectReference;
 use crate::generated::core::v1::Event as CoreEvent;
-use crate::hooks::untracked_generation;
 
 const REPORTING_INSTANCE_LIMIT: usize = 128;
 const ACTION_LIMIT: usize = 128;
@@ -136,16 +135,12 @@ pub(crate) fn to_value<T: kapi_core::__private::serde::Serialize>(v: &T) -> Opti
 pub struct CoreEventHooks;
 
 impl Hooks<CoreEvent> for CoreEventHooks {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
     fn allow_unconditional_update(&self) -> bool {
         true
-    }
-
-    fn prepare_for_create(&self, e: &mut CoreEvent) {
-        untracked_generation(&mut e.metadata);
-    }
-
-    fn prepare_for_update(&self, new: &mut CoreEvent, _old: &CoreEvent) {
-        untracked_generation(&mut new.metadata);
     }
 
     fn validate(&self, e: &CoreEvent) -> ErrorList {

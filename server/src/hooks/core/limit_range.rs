@@ -9,21 +9,18 @@ use kapi_core::meta::qualified_name_errors;
 use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
 
 use crate::generated::core::v1::LimitRange;
-use crate::hooks::untracked_generation;
 
 /// The hooks of LimitRange.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LimitRangeHooks;
 
 impl Hooks<LimitRange> for LimitRangeHooks {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
     fn allow_unconditional_update(&self) -> bool {
         true
-    }
-    fn prepare_for_create(&self, lr: &mut LimitRange) {
-        untracked_generation(&mut lr.metadata);
-    }
-    fn prepare_for_update(&self, new: &mut LimitRange, _old: &LimitRange) {
-        untracked_generation(&mut new.metadata);
     }
     fn validate(&self, lr: &LimitRange) -> ErrorList {
         let mut errs = ErrorList::new();

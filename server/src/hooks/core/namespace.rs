@@ -37,12 +37,15 @@ fn set_phase(ns: &mut Namespace, phase: &str) {
 }
 
 impl Hooks<Namespace> for NamespaceHooks {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
     fn allow_unconditional_update(&self) -> bool {
         true
     }
 
     fn prepare_for_create(&self, ns: &mut Namespace) {
-        crate::hooks::untracked_generation(&mut ns.metadata);
         name_label(ns);
         let spec = ns.spec.get_or_insert_with(NamespaceSpec::default);
         let finalizers = spec.finalizers.get_or_insert_with(Vec::new);
@@ -53,7 +56,6 @@ impl Hooks<Namespace> for NamespaceHooks {
     }
 
     fn prepare_for_update(&self, new: &mut Namespace, old: &Namespace) {
-        crate::hooks::untracked_generation(&mut new.metadata);
         name_label(new);
         // spec.finalizers change only through finalization; status only through /status.
         new.spec = old.spec.clone();

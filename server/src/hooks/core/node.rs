@@ -18,7 +18,6 @@ use serde_json::Value;
 
 use crate::generated::api::core::v1::NodeStatus;
 use crate::generated::core::v1::Node;
-use crate::hooks::untracked_generation;
 
 /// The hooks of Node.
 #[derive(Clone, Copy, Debug, Default)]
@@ -80,6 +79,10 @@ fn or_unknown(s: Option<&str>) -> String {
 }
 
 impl Hooks<Node> for NodeHooks {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
     fn allow_unconditional_update(&self) -> bool {
         true
     }
@@ -87,14 +90,6 @@ impl Hooks<Node> for NodeHooks {
     /// A kubelet registers its Node with its status, which kube's node strategy keeps.
     fn keep_status_on_create(&self) -> bool {
         true
-    }
-
-    fn prepare_for_create(&self, node: &mut Node) {
-        untracked_generation(&mut node.metadata);
-    }
-
-    fn prepare_for_update(&self, new: &mut Node, _old: &Node) {
-        untracked_generation(&mut new.metadata);
     }
 
     fn table_cell(&self, column: &str, node: &Node) -> Option<Value> {

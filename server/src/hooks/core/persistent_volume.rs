@@ -18,7 +18,6 @@ use serde_json::Value;
 
 use crate::generated::api::core::v1::PersistentVolumeStatus;
 use crate::generated::core::v1::PersistentVolume;
-use crate::hooks::untracked_generation;
 
 use crate::hooks::strings;
 
@@ -235,6 +234,10 @@ fn validate_pv(pv: &PersistentVolume) -> ErrorList {
 pub struct PersistentVolumeHooks;
 
 impl Hooks<PersistentVolume> for PersistentVolumeHooks {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
     fn allow_unconditional_update(&self) -> bool {
         true
     }
@@ -255,15 +258,10 @@ impl Hooks<PersistentVolume> for PersistentVolumeHooks {
     }
 
     fn prepare_for_create(&self, pv: &mut PersistentVolume) {
-        untracked_generation(&mut pv.metadata);
         pv.status = Some(PersistentVolumeStatus {
             phase: Some("Pending".into()),
             ..Default::default()
         });
-    }
-
-    fn prepare_for_update(&self, new: &mut PersistentVolume, _old: &PersistentVolume) {
-        untracked_generation(&mut new.metadata);
     }
 
     fn validate(&self, pv: &PersistentVolume) -> ErrorList {

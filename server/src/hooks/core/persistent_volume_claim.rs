@@ -16,7 +16,6 @@ use serde_json::Value;
 
 use crate::generated::api::core::v1::PersistentVolumeClaimStatus;
 use crate::generated::core::v1::PersistentVolumeClaim;
-use crate::hooks::untracked_generation;
 
 use super::persistent_volume::{
     access_modes_string, quantity_value, validate_access_modes, validate_class_name,
@@ -126,6 +125,10 @@ fn validate_pvc_update(new: &PersistentVolumeClaim, old: &PersistentVolumeClaim)
 pub struct PersistentVolumeClaimHooks;
 
 impl Hooks<PersistentVolumeClaim> for PersistentVolumeClaimHooks {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
     fn allow_unconditional_update(&self) -> bool {
         true
     }
@@ -138,15 +141,10 @@ impl Hooks<PersistentVolumeClaim> for PersistentVolumeClaimHooks {
     }
 
     fn prepare_for_create(&self, pvc: &mut PersistentVolumeClaim) {
-        untracked_generation(&mut pvc.metadata);
         pvc.status = Some(PersistentVolumeClaimStatus {
             phase: Some("Pending".into()),
             ..Default::default()
         });
-    }
-
-    fn prepare_for_update(&self, new: &mut PersistentVolumeClaim, _old: &PersistentVolumeClaim) {
-        untracked_generation(&mut new.metadata);
     }
 
     fn validate(&self, pvc: &PersistentVolumeClaim) -> ErrorList {

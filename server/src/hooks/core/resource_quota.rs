@@ -13,22 +13,21 @@ use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
 use serde_json::Value;
 
 use crate::generated::core::v1::ResourceQuota;
-use crate::hooks::untracked_generation;
 
 /// The hooks of ResourceQuota.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ResourceQuotaHooks;
 
 impl Hooks<ResourceQuota> for ResourceQuotaHooks {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
     fn allow_unconditional_update(&self) -> bool {
         true
     }
     fn prepare_for_create(&self, rq: &mut ResourceQuota) {
-        untracked_generation(&mut rq.metadata);
         rq.status = None;
-    }
-    fn prepare_for_update(&self, new: &mut ResourceQuota, _old: &ResourceQuota) {
-        untracked_generation(&mut new.metadata);
     }
     fn validate(&self, rq: &ResourceQuota) -> ErrorList {
         let mut errs = ErrorList::new();

@@ -10,7 +10,6 @@ use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
 use serde_json::Value;
 
 use crate::generated::core::v1::Secret;
-use crate::hooks::untracked_generation;
 
 use super::config_map::{decoded_len, frozen, validate_data};
 
@@ -29,17 +28,19 @@ fn fold_string_data(secret: &mut Secret) {
 }
 
 impl Hooks<Secret> for SecretHooks {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
     fn allow_unconditional_update(&self) -> bool {
         true
     }
 
     fn prepare_for_create(&self, secret: &mut Secret) {
-        untracked_generation(&mut secret.metadata);
         fold_string_data(secret);
     }
 
     fn prepare_for_update(&self, new: &mut Secret, _old: &Secret) {
-        untracked_generation(&mut new.metadata);
         fold_string_data(new);
     }
 

@@ -37,7 +37,6 @@ use crate::generated::api::core::v1::{
     ClientIPConfig, ServicePort, ServiceSpec, SessionAffinityConfig,
 };
 use crate::generated::core::v1::Service;
-use crate::hooks::untracked_generation;
 
 const CLUSTER_IP: &str = "ClusterIP";
 const NODE_PORT: &str = "NodePort";
@@ -593,6 +592,10 @@ pub(super) fn format_labels<'a>(
 }
 
 impl Hooks<Service> for ServiceHooks {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
     fn allow_unconditional_update(&self) -> bool {
         true
     }
@@ -602,14 +605,12 @@ impl Hooks<Service> for ServiceHooks {
     }
 
     fn prepare_for_create(&self, svc: &mut Service) {
-        untracked_generation(&mut svc.metadata);
         // The generic preparation already reset status to its default,
         // `{loadBalancer: {}}`, as kube's strategy does.
         normalize_create(svc.spec.get_or_insert_with(Default::default));
     }
 
     fn prepare_for_update(&self, new: &mut Service, old: &Service) {
-        untracked_generation(&mut new.metadata);
         let old_spec = old.spec.clone().unwrap_or_default();
         normalize_update(new.spec.get_or_insert_with(Default::default), &old_spec);
     }

@@ -16,7 +16,6 @@ use serde_json::Value;
 
 use crate::generated::events_k8s_io::v1::Event;
 use crate::hooks::core::event::{Legacy, legacy_validate, object_cell, s, to_value};
-use crate::hooks::untracked_generation;
 
 /// The hooks of events.k8s.io/v1 Event.
 #[derive(Clone, Copy, Debug, Default)]
@@ -80,16 +79,12 @@ fn validate_v1(e: &Event) -> ErrorList {
 }
 
 impl Hooks<Event> for EventHooks {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
     fn allow_unconditional_update(&self) -> bool {
         true
-    }
-
-    fn prepare_for_create(&self, e: &mut Event) {
-        untracked_generation(&mut e.metadata);
-    }
-
-    fn prepare_for_update(&self, new: &mut Event, _old: &Event) {
-        untracked_generation(&mut new.metadata);
     }
 
     fn validate(&self, e: &Event) -> ErrorList {

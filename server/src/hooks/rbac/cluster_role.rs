@@ -6,7 +6,6 @@ use kapi_core::meta::NameRule;
 use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
 
 use crate::generated::rbac_authorization_k8s_io::v1::ClusterRole;
-use crate::hooks::untracked_generation;
 
 use super::validate_rules;
 
@@ -32,6 +31,10 @@ fn validate_cluster_role(obj: &ClusterRole) -> ErrorList {
 }
 
 impl Hooks<ClusterRole> for ClusterRoleHooks {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
     fn name_rule(&self) -> NameRule {
         // kube-apiserver lets RBAC names be any path segment (`system:discovery`).
         NameRule::PathSegment
@@ -39,12 +42,6 @@ impl Hooks<ClusterRole> for ClusterRoleHooks {
 
     fn allow_unconditional_update(&self) -> bool {
         true
-    }
-    fn prepare_for_create(&self, obj: &mut ClusterRole) {
-        untracked_generation(&mut obj.metadata);
-    }
-    fn prepare_for_update(&self, new: &mut ClusterRole, _old: &ClusterRole) {
-        untracked_generation(&mut new.metadata);
     }
     fn validate(&self, obj: &ClusterRole) -> ErrorList {
         validate_cluster_role(obj)

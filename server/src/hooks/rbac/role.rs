@@ -6,7 +6,6 @@ use kapi_core::meta::NameRule;
 use kapi_core::{ErrorList, Hooks};
 
 use crate::generated::rbac_authorization_k8s_io::v1::Role;
-use crate::hooks::untracked_generation;
 
 use super::validate_rules;
 
@@ -15,6 +14,10 @@ use super::validate_rules;
 pub struct RoleHooks;
 
 impl Hooks<Role> for RoleHooks {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
     fn name_rule(&self) -> NameRule {
         // kube-apiserver lets RBAC names be any path segment (`system:discovery`).
         NameRule::PathSegment
@@ -22,12 +25,6 @@ impl Hooks<Role> for RoleHooks {
 
     fn allow_unconditional_update(&self) -> bool {
         true
-    }
-    fn prepare_for_create(&self, obj: &mut Role) {
-        untracked_generation(&mut obj.metadata);
-    }
-    fn prepare_for_update(&self, new: &mut Role, _old: &Role) {
-        untracked_generation(&mut new.metadata);
     }
     fn validate(&self, obj: &Role) -> ErrorList {
         validate_rules(obj.rules.as_ref(), true)

@@ -7,7 +7,6 @@ use kapi_core::{ErrorList, Hooks};
 use serde_json::Value;
 
 use crate::generated::rbac_authorization_k8s_io::v1::RoleBinding;
-use crate::hooks::untracked_generation;
 
 use super::{binding_cell, default_binding, role_ref_unchanged, validate_binding};
 
@@ -16,6 +15,10 @@ use super::{binding_cell, default_binding, role_ref_unchanged, validate_binding}
 pub struct RoleBindingHooks;
 
 impl Hooks<RoleBinding> for RoleBindingHooks {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
     fn name_rule(&self) -> NameRule {
         // kube-apiserver lets RBAC names be any path segment (`system:discovery`).
         NameRule::PathSegment
@@ -26,12 +29,6 @@ impl Hooks<RoleBinding> for RoleBindingHooks {
     }
     fn apply_defaults(&self, obj: &mut RoleBinding) {
         default_binding(&mut obj.role_ref, obj.subjects.as_mut());
-    }
-    fn prepare_for_create(&self, obj: &mut RoleBinding) {
-        untracked_generation(&mut obj.metadata);
-    }
-    fn prepare_for_update(&self, new: &mut RoleBinding, _old: &RoleBinding) {
-        untracked_generation(&mut new.metadata);
     }
     fn validate(&self, obj: &RoleBinding) -> ErrorList {
         validate_binding(&obj.role_ref, obj.subjects.as_ref(), true)

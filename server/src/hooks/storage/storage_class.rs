@@ -12,7 +12,6 @@ use serde_json::Value;
 
 use crate::generated::storage_k8s_io::v1::StorageClass;
 use crate::hooks::strings;
-use crate::hooks::untracked_generation;
 
 /// The hooks of StorageClass.
 #[derive(Clone, Copy, Debug, Default)]
@@ -56,6 +55,10 @@ fn validate_sc(sc: &StorageClass) -> ErrorList {
 }
 
 impl Hooks<StorageClass> for StorageClassHooks {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
     fn allow_unconditional_update(&self) -> bool {
         true
     }
@@ -67,14 +70,6 @@ impl Hooks<StorageClass> for StorageClassHooks {
         if sc.volume_binding_mode.is_none() {
             sc.volume_binding_mode = Some("Immediate".into());
         }
-    }
-
-    fn prepare_for_create(&self, sc: &mut StorageClass) {
-        untracked_generation(&mut sc.metadata);
-    }
-
-    fn prepare_for_update(&self, new: &mut StorageClass, _old: &StorageClass) {
-        untracked_generation(&mut new.metadata);
     }
 
     fn validate(&self, sc: &StorageClass) -> ErrorList {
