@@ -2,7 +2,6 @@
 //! treat them: as Roles, but non-resource URLs are allowed; `aggregationRule` needs at
 //! least one selector.
 
-use kapi_core::meta::NameRule;
 use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
 
 use crate::generated::rbac_authorization_k8s_io::v1::ClusterRole;
@@ -31,18 +30,8 @@ fn validate_cluster_role(obj: &ClusterRole) -> ErrorList {
 }
 
 impl Hooks<ClusterRole> for ClusterRoleHooks {
-    fn tracks_generation(&self) -> bool {
-        false
-    }
+    rbac_object!();
 
-    fn name_rule(&self) -> NameRule {
-        // kube-apiserver lets RBAC names be any path segment (`system:discovery`).
-        NameRule::PathSegment
-    }
-
-    fn allow_unconditional_update(&self) -> bool {
-        true
-    }
     fn validate(&self, obj: &ClusterRole) -> ErrorList {
         validate_cluster_role(obj)
     }

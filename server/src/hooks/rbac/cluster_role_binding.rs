@@ -2,7 +2,6 @@
 //! `ValidateClusterRoleBinding` treat them: as RoleBindings, with a ClusterRole as the
 //! only `roleRef` kind and ServiceAccount subjects needing a namespace.
 
-use kapi_core::meta::NameRule;
 use kapi_core::{ErrorList, Hooks};
 use serde_json::Value;
 
@@ -15,18 +14,8 @@ use super::{binding_cell, default_binding, role_ref_unchanged, validate_binding}
 pub struct ClusterRoleBindingHooks;
 
 impl Hooks<ClusterRoleBinding> for ClusterRoleBindingHooks {
-    fn tracks_generation(&self) -> bool {
-        false
-    }
+    rbac_object!();
 
-    fn name_rule(&self) -> NameRule {
-        // kube-apiserver lets RBAC names be any path segment (`system:discovery`).
-        NameRule::PathSegment
-    }
-
-    fn allow_unconditional_update(&self) -> bool {
-        true
-    }
     fn apply_defaults(&self, obj: &mut ClusterRoleBinding) {
         default_binding(&mut obj.role_ref, obj.subjects.as_mut());
     }

@@ -8,10 +8,27 @@
 //! Deliberate differences from kube-apiserver:
 //! - Values kube prints with Go's `%#v` (a `[]string` of URLs, the `rbac.RoleRef`
 //!   struct in `cannot change roleRef`) are printed as JSON.
-//! - No escalation checks: kapi has no authorizer, so creating a role that grants more
-//!   than the requester holds is not refused.
-//! - ClusterRole aggregation is not performed (no controller); `aggregationRule` only
-//!   needs at least one selector.
+//! - Escalation is checked by the admission plugin in `admission/escalation.rs`, not
+//!   here, and ClusterRole aggregation by the live policy (`authorization/policy.rs`).
+
+/// What the four RBAC kinds' strategies share, as methods of their `Hooks`: no
+/// `metadata.generation`, names that are any path segment (`system:discovery`), and
+/// updates without a `resourceVersion` allowed.
+macro_rules! rbac_object {
+    () => {
+        fn tracks_generation(&self) -> bool {
+            false
+        }
+
+        fn name_rule(&self) -> kapi_core::meta::NameRule {
+            kapi_core::meta::NameRule::PathSegment
+        }
+
+        fn allow_unconditional_update(&self) -> bool {
+            true
+        }
+    };
+}
 
 mod cluster_role;
 mod cluster_role_binding;

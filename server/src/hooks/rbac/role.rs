@@ -2,7 +2,6 @@
 //! `metadata.generation`; rules need verbs, resource rules need API groups and
 //! resources, and non-resource URLs are refused (they are for ClusterRoles only).
 
-use kapi_core::meta::NameRule;
 use kapi_core::{ErrorList, Hooks};
 
 use crate::generated::rbac_authorization_k8s_io::v1::Role;
@@ -14,18 +13,8 @@ use super::validate_rules;
 pub struct RoleHooks;
 
 impl Hooks<Role> for RoleHooks {
-    fn tracks_generation(&self) -> bool {
-        false
-    }
+    rbac_object!();
 
-    fn name_rule(&self) -> NameRule {
-        // kube-apiserver lets RBAC names be any path segment (`system:discovery`).
-        NameRule::PathSegment
-    }
-
-    fn allow_unconditional_update(&self) -> bool {
-        true
-    }
     fn validate(&self, obj: &Role) -> ErrorList {
         validate_rules(obj.rules.as_ref(), true)
     }

@@ -2,7 +2,6 @@
 //! treat them: no `metadata.generation`; kube's v1 defaults; `roleRef` checked and fixed
 //! at create; subjects following kube's per-kind rules.
 
-use kapi_core::meta::NameRule;
 use kapi_core::{ErrorList, Hooks};
 use serde_json::Value;
 
@@ -15,18 +14,8 @@ use super::{binding_cell, default_binding, role_ref_unchanged, validate_binding}
 pub struct RoleBindingHooks;
 
 impl Hooks<RoleBinding> for RoleBindingHooks {
-    fn tracks_generation(&self) -> bool {
-        false
-    }
+    rbac_object!();
 
-    fn name_rule(&self) -> NameRule {
-        // kube-apiserver lets RBAC names be any path segment (`system:discovery`).
-        NameRule::PathSegment
-    }
-
-    fn allow_unconditional_update(&self) -> bool {
-        true
-    }
     fn apply_defaults(&self, obj: &mut RoleBinding) {
         default_binding(&mut obj.role_ref, obj.subjects.as_mut());
     }
