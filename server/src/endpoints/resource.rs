@@ -22,7 +22,7 @@ use crate::table::IncludeObject;
 /// The verb of a request, as kube-apiserver names it (and lists it in discovery), for
 /// the routes a resource has: a create names no object unless it is on a subresource,
 /// an update or patch names one, and HEAD is not served.
-fn verb(info: &RequestInfo, r: &ResourcePath) -> Option<&'static str> {
+fn verb(info: &RequestInfo, r: &ResourcePath) -> Option<Verb> {
     let named = r.name.is_some();
     if info.method == Method::HEAD {
         return None;
@@ -33,7 +33,7 @@ fn verb(info: &RequestInfo, r: &ResourcePath) -> Option<&'static str> {
         Verb::Update | Verb::Patch => named,
         _ => true,
     };
-    routed.then(|| verb.as_str())
+    routed.then_some(verb)
 }
 
 /// Serves a request, resolved as `info`, for the resource path `r` (`info`'s).
@@ -115,19 +115,19 @@ where
             return super::scale::handle(api, &store, req, namespace, r, verb, query).await;
         }
         Some(s) => match info.subresources.extra.iter().find(|e| e.name == s) {
-            Some(extra) if extra.verbs.iter().any(|v| v == verb) => {
-                if verb == "create" {
+            Some(extra) if extra.verbs.iter().any(|v| v == verb.as_str()) => {
+                if verb == Verb::Create {
                     return create_on_subresource(api, &store, req, namespace, r, s, query).await;
                 }
                 Some(Subresource::Extra(extra.name.clone()))
             }
-            Some(_) => return Err(ApiError::method_not_supported(info, verb)),
+            Some(_) => return Err(ApiError::method_not_supported(info, verb.as_str())),
             None => return Err(ApiError::no_route()),
         },
     };
-    let served = matches!(verb, "get" | "update" | "patch") || sub.is_none();
-    if !served || (sub.is_none() && !info.verbs.iter().any(|v| v == verb)) {
-        return Err(ApiError::method_not_supported(info, verb));
+    let served = matches!(verb, Verb::Get | Verb::Update | Verb::Patch) || sub.is_none();
+    if !served || (sub.is_none() && !info.verbs.iter().any(|v| v == verb.as_str())) {
+        return Err(ApiError::method_not_supported(info, verb.as_str()));
     }
     let Negotiated { wire, output } = negotiated;
     let call = Call {
@@ -146,18 +146,17 @@ where
         wire,
     };
     match verb {
-        "get" => get(&call).await,
-        "list" => list(&call).await,
-        "watch" => {
+        Verb::Get => get(&call).await,
+        Verb::List => list(&call).await,
+        Verb::Watch => {
             let (store, name) = (&call.store, r.name.as_deref());
             super::watch::serve(api, store, namespace, name, query, call.output).await
         }
-        "create" => create(&call, req).await,
-        "update" => update(&call, req).await,
-        "patch" => patch(&call, req).await,
-        "delete" => delete(&call, req).await,
-        "deletecollection" => delete_collection(&call, req).await,
-        _ => Err(ApiError::method_not_allowed()),
+        Verb::Create => create(&call, req).await,
+        Verb::Update => update(&call, req).await,
+        Verb::Patch => patch(&call, req).await,
+        Verb::Delete => delete(&call, req).await,
+        Verb::DeleteCollection => delete_collection(&call, req).await,
     }
 }
 
@@ -167,12 +166,13 @@ where
 fn namespace_of<'a>(
     info: &kapi_core::ResourceInfo,
     r: &'a ResourcePath,
-    verb: &str,
+    verb: Verb,
 ) -> Result<Option<&'a str>, ApiError> {
     match (info.namespaced(), &r.namespace) {
         (true, Some(ns)) => Ok(Some(ns.as_str())),
         (true, None)
-            if matches!(verb, "list" | "watch" | "deletecollection") && r.name.is_none() =>
+            if matches!(verb, Verb::List | Verb::Watch | Verb::DeleteCollection)
+                && r.name.is_none() =>
         {
             Ok(None)
         }

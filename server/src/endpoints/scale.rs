@@ -9,7 +9,7 @@ use super::patch::PatchType;
 use super::{Api, Body, json_response, read_body};
 use crate::negotiation::{Output, Wire, decode_body, is_protobuf};
 use crate::registry::{Store, Subresource};
-use crate::request::{Query, ResourcePath};
+use crate::request::{Query, ResourcePath, Verb};
 use crate::status::ApiError;
 
 fn pointer(json_path: &str) -> String {
@@ -95,7 +95,7 @@ pub async fn handle<B>(
     req: Request<B>,
     namespace: Option<&str>,
     r: &ResourcePath,
-    verb: &str,
+    verb: Verb,
     query: &Query,
 ) -> Result<Response<Body>, ApiError>
 where
@@ -111,8 +111,8 @@ where
     let name = r.name.clone().unwrap_or_default();
     // A read takes no write options; a write's are validated as kube validates them.
     let opts = match verb {
-        "get" => crate::registry::WriteOptions::default(),
-        "patch" => query.patch_options(false)?,
+        Verb::Get => crate::registry::WriteOptions::default(),
+        Verb::Patch => query.patch_options(false)?,
         _ => query.write_options("UpdateOptions")?,
     };
     let opts = super::with_admission(opts, &req);
@@ -121,13 +121,13 @@ where
     let wire = scale_message.map(|m| Wire::of(api.protobuf, m));
     let output = super::output_of(&req, wire)?;
     let new_scale: ScaleChange = match verb {
-        "get" => {
+        Verb::Get => {
             let obj = store
                 .get(namespace, &name, kapi_storage::ReadAt::Latest)
                 .await?;
             return answer(output, &scale_of(&obj, &scale));
         }
-        "update" => {
+        Verb::Update => {
             let protobuf = req
                 .headers()
                 .get(header::CONTENT_TYPE)
@@ -142,7 +142,7 @@ where
             };
             Box::new(move |_current: &Value| Ok(body.clone()))
         }
-        "patch" => {
+        Verb::Patch => {
             let content_type = req
                 .headers()
                 .get(header::CONTENT_TYPE)
@@ -158,7 +158,7 @@ where
             .expect("a constant schema");
             Box::new(move |current: &Value| patch_type.apply(current, &patch, &schema))
         }
-        _ => return Err(ApiError::method_not_supported(&info, verb)),
+        _ => return Err(ApiError::method_not_supported(&info, verb.as_str())),
     };
     let scale_for_update = scale.clone();
     let conflict_name = name.clone();
