@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Clean release build of the `kapi` binary with every built-in resource, in a fresh target
-# folder (nothing cached but the downloaded crates), then the kapi-server crate (and the
+# folder (nothing cached but the downloaded crates), then the kapi-kube crate (the built-ins, and the
 # kapi binary over it) alone with its dependencies built. Prints the figures for BENCHMARKS.md.
 # Usage: scripts/bench-build.sh   (run on a quiet machine; needs ~3 GB of disk)
 set -euo pipefail
@@ -16,10 +16,10 @@ time_it() {
 }
 full=$(time_it env CARGO_TARGET_DIR="$target" cargo build -q --release -p kapi --features etcd)
 echo "clean release build of kapi (every dependency, --features etcd): ${full} s"
-CARGO_TARGET_DIR="$target" cargo clean -q --release -p kapi-server
+CARGO_TARGET_DIR="$target" cargo clean -q --release -p kapi-kube
 alone=$(time_it env CARGO_TARGET_DIR="$target" cargo build -q --release -p kapi --features etcd)
-echo "release build of kapi-server alone (generation + compile, dependencies built): ${alone} s"
-gen=$(find "$target/release/build" -path '*kapi-server-*/out/kapi_generated.rs' | head -1)
+echo "release build of kapi-kube alone (generation + compile, dependencies built): ${alone} s"
+gen=$(find "$target/release/build" -path '*kapi-kube-*/out/kapi_generated.rs' | head -1)
 echo "generated code: $(wc -l < "$gen") lines, $(grep -c '^\s*pub struct\|^\s*pub enum' "$gen") types, $(du -k "$gen" | cut -f1) KiB"
 echo "binary: $(du -k "$target/release/kapi" | cut -f1) KiB"
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), rustc $(rustc --version | cut -d' ' -f2)"

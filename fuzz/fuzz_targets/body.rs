@@ -7,9 +7,9 @@
 #![no_main]
 
 use kapi_fuzz::{create, pick, respond, same_document, split, update};
-use kapi_server::negotiation::decode_body;
-use kapi_server::presentation::to_yaml;
-use kapi_server::registry::object::set_meta;
+use kapi_apiserver::negotiation::decode_body;
+use kapi_apiserver::presentation::to_yaml;
+use kapi_apiserver::registry::object::set_meta;
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
 

@@ -6,8 +6,8 @@
 //! The token also goes through the query string of a list.
 #![no_main]
 
-use kapi_server::request::Query;
-use kapi_server::registry::list::{decode_continue, encode_continue};
+use kapi_apiserver::request::Query;
+use kapi_apiserver::registry::list::{decode_continue, encode_continue};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -5,7 +5,7 @@
 //! Input: `<resource>\n<stored object as JSON>\0<patch body>`; see `kapi_fuzz::patch`.
 #![no_main]
 
-use kapi_server::endpoints::patch::PatchType;
+use kapi_apiserver::endpoints::patch::PatchType;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -8,7 +8,7 @@
 #![no_main]
 
 use kapi_core::protobuf::{decode, encode, envelope};
-use kapi_server::generated::protobuf::CATALOG;
+use kapi_kube::generated::protobuf::CATALOG;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

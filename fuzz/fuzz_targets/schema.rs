@@ -13,7 +13,7 @@ use std::sync::LazyLock;
 use kapi_codegen::Builder;
 use kapi_core::SchemaStrategy;
 use kapi_core::crd::CustomResourceDefinition;
-use kapi_server::negotiation::decode_body;
+use kapi_apiserver::negotiation::decode_body;
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
 

@@ -8,9 +8,9 @@ use std::sync::LazyLock;
 
 use kapi_core::selector::field::{escape_value, unescape_value};
 use kapi_core::selector::{FieldSelector, LabelSelector};
-use kapi_server::request::Query;
-use kapi_server::registry::list::Predicate;
-use kapi_server::registry::object::{field_value, labels};
+use kapi_apiserver::request::Query;
+use kapi_apiserver::registry::list::Predicate;
+use kapi_apiserver::registry::object::{field_value, labels};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
 

@@ -2,7 +2,7 @@
 //! strategies, the storage-free steps the registry runs around a strategy on create and
 //! update, and how a target splits its input.
 //!
-//! [`create`] and [`update`] follow `kapi_server::registry::Store::create` and
+//! [`create`] and [`update`] follow `kapi_apiserver::registry::Store::create` and
 //! `Store::update_with` step by step, without storage, admission or the namespace
 //! lookup: the fuzzers need thousands of runs a second, and those parts are not what
 //! untrusted bytes reach first.
@@ -11,13 +11,13 @@ use std::sync::{Arc, OnceLock};
 
 use kapi_core::meta::{validate_object_meta, validate_object_meta_update};
 use kapi_core::{ErrorList, FieldError, FieldPath, ObjectStrategy, ResourceInfo};
-use kapi_server::endpoints::patch::PatchType;
-use kapi_server::negotiation::decode_body;
-use kapi_server::presentation::to_yaml;
-use kapi_server::registry::object::{
+use kapi_apiserver::endpoints::patch::PatchType;
+use kapi_apiserver::negotiation::decode_body;
+use kapi_apiserver::presentation::to_yaml;
+use kapi_apiserver::registry::object::{
     keep_server_metadata, meta_str, name, namespace, prune_metadata, set_meta,
 };
-use kapi_server::status::ApiError;
+use kapi_apiserver::status::ApiError;
 use serde_json::{Value, json};
 
 /// The namespace every request of the fuzzers is made in.
@@ -28,8 +28,8 @@ pub const NAMESPACE: &str = "default";
 pub fn strategies() -> &'static [Arc<dyn ObjectStrategy>] {
     static ALL: OnceLock<Vec<Arc<dyn ObjectStrategy>>> = OnceLock::new();
     ALL.get_or_init(|| {
-        let mut resources = kapi_server::registry::Resources::new();
-        kapi_server::generated::register(&mut resources);
+        let mut resources = kapi_apiserver::registry::Resources::new();
+        kapi_kube::generated::register(&mut resources);
         let mut all = resources.strategies().to_vec();
         all.sort_by_key(|s| (resource_name(s.info()), s.info().version.to_string()));
         all
@@ -247,7 +247,7 @@ pub fn patch(patch_type: PatchType, content_type: &str, data: &[u8]) {
     if let Ok(doc) = &patched {
         let bound = json_len(&current)
             + 2 * json_len(&patch)
-            + kapi_server::endpoints::patch::MAX_JSON_PATCH_COPY_BYTES;
+            + kapi_apiserver::endpoints::patch::MAX_JSON_PATCH_COPY_BYTES;
         assert!(
             json_len(doc) <= bound,
             "a result of {} bytes",

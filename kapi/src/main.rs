@@ -2,9 +2,9 @@
 //! compiled from the repository's `schemas/`; `kapi generate`, `kapi check` and
 //! `kapi import-openapi` work on schema files.
 //!
-//! This crate owns the flags and the wiring only. What it serves is `kapi_server`'s;
-//! what it generates, checks and imports is `kapi_codegen`'s, which stays a library
-//! for `build.rs`. It must not hold request handling or code generation of its own.
+//! This binary owns the flags only; the crate's library wires the server chain it
+//! runs. What it generates, checks and imports is `kapi_codegen`'s, which stays a
+//! library for `build.rs`. It must not hold request handling or code generation of its own.
 
 mod schemas;
 mod serve;

@@ -5,9 +5,9 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use kapi_server::allocation::ServiceRanges;
-use kapi_server::registry::Resources;
-use kapi_server::server::{SecurityConfig, ServeConfig, serve, shutdown_signal};
+use kapi::server::{SecurityConfig, ServeConfig, serve, shutdown_signal};
+use kapi_apiserver::registry::Resources;
+use kapi_kube::allocation::ServiceRanges;
 
 /// The flags of `kapi serve`.
 #[derive(clap::Args)]
@@ -26,10 +26,10 @@ pub struct ServeArgs {
     etcd_prefix: String,
     /// How often the store's history is compacted (`300s`, `5m`; `0` never). Watches
     /// and continue tokens older than one interval then answer 410 Gone.
-    #[arg(long, default_value = "5m", value_parser = kapi_server::duration::parse_duration)]
+    #[arg(long, default_value = "5m", value_parser = kapi_apiserver::duration::parse_duration)]
     compaction_interval: std::time::Duration,
     /// How long an Event is kept after its last write (`1h`, `90s`).
-    #[arg(long, default_value = "1h", value_parser = kapi_server::duration::parse_duration)]
+    #[arg(long, default_value = "1h", value_parser = kapi_apiserver::duration::parse_duration)]
     event_ttl: std::time::Duration,
     /// The IPv4 range Service cluster IPs are allocated from.
     #[arg(long, default_value = "10.0.0.0/24", value_parser = ServiceRanges::parse_cidr)]
@@ -55,13 +55,13 @@ struct LeaderElectionFlags {
     #[arg(long)]
     leader_elect: Option<bool>,
     /// How long a Lease that is not renewed stays held.
-    #[arg(long, default_value = "15s", value_parser = kapi_server::duration::parse_duration)]
+    #[arg(long, default_value = "15s", value_parser = kapi_apiserver::duration::parse_duration)]
     leader_elect_lease_duration: std::time::Duration,
     /// How long the leader keeps leading without renewing; under the lease duration.
-    #[arg(long, default_value = "10s", value_parser = kapi_server::duration::parse_duration)]
+    #[arg(long, default_value = "10s", value_parser = kapi_apiserver::duration::parse_duration)]
     leader_elect_renew_deadline: std::time::Duration,
     /// How often the leader renews and candidates try.
-    #[arg(long, default_value = "2s", value_parser = kapi_server::duration::parse_duration)]
+    #[arg(long, default_value = "2s", value_parser = kapi_apiserver::duration::parse_duration)]
     leader_elect_retry_period: std::time::Duration,
 }
 
@@ -93,7 +93,7 @@ struct SecurityFlags {
     #[arg(long)]
     anonymous_auth: bool,
     /// The `iss` of the ServiceAccount tokens the server issues.
-    #[arg(long, default_value = kapi_server::server::DEFAULT_ISSUER)]
+    #[arg(long, default_value = kapi::server::DEFAULT_ISSUER)]
     service_account_issuer: String,
     /// The audiences the API accepts tokens for (the issuer when empty).
     #[arg(long, value_delimiter = ',')]
@@ -106,7 +106,7 @@ struct SecurityFlags {
     #[arg(long, default_value_t = 200)]
     max_mutating_requests_inflight: usize,
     /// How long a request other than a watch may take before it gets 504.
-    #[arg(long, default_value = "60s", value_parser = kapi_server::duration::parse_duration)]
+    #[arg(long, default_value = "60s", value_parser = kapi_apiserver::duration::parse_duration)]
     request_timeout: std::time::Duration,
     /// Write an audit log (`audit.k8s.io/v1` Events as JSON lines) to this file (`-`:
     /// stdout).
@@ -120,11 +120,11 @@ struct SecurityFlags {
     #[arg(long, requires = "audit_log_path", value_parser = parse_file_mode)]
     audit_log_file_mode: Option<u32>,
     /// The largest request body, in bytes; larger ones get 413.
-    #[arg(long, default_value_t = kapi_server::limits::DEFAULT_MAX_BODY)]
+    #[arg(long, default_value_t = kapi_apiserver::limits::DEFAULT_MAX_BODY)]
     max_request_body_bytes: usize,
     /// The largest object stored, in bytes (etcd's default request limit); larger
     /// ones get 413.
-    #[arg(long, default_value_t = kapi_server::registry::DEFAULT_MAX_OBJECT_BYTES)]
+    #[arg(long, default_value_t = kapi_apiserver::registry::DEFAULT_MAX_OBJECT_BYTES)]
     max_object_size_bytes: usize,
     /// Open watches per user; more get 429 (0: no limit).
     #[arg(long, default_value_t = 1000)]
@@ -138,7 +138,7 @@ struct SecurityFlags {
     watch_cache_total_budget_bytes: usize,
     /// How long a watch cache keeps an event (beyond its newest 100), as
     /// kube-apiserver's 75 s `eventFreshDuration`.
-    #[arg(long, default_value = "75s", value_parser = kapi_server::duration::parse_duration)]
+    #[arg(long, default_value = "75s", value_parser = kapi_apiserver::duration::parse_duration)]
     watch_cache_event_horizon: std::time::Duration,
 }
 
@@ -175,7 +175,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
         encryption_provider_config,
         leader_election,
     } = args;
-    let timings = kapi_server::leader_election::Timings {
+    let timings = kapi_kube::leader_election::Timings {
         lease_duration: leader_election.leader_elect_lease_duration,
         renew_deadline: leader_election.leader_elect_renew_deadline,
         retry_period: leader_election.leader_elect_retry_period,
@@ -190,7 +190,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
         }
     }
     let mut resources = Resources::new();
-    kapi_server::generated::register(&mut resources);
+    kapi_kube::generated::register(&mut resources);
     let config = ServeConfig {
         listen,
         data_dir,
@@ -217,7 +217,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
             audit_log_path: security.audit_log_path,
             audit_policy_file: security.audit_policy_file,
             audit_log_file_mode: security.audit_log_file_mode,
-            limits: kapi_server::limits::LimitsConfig {
+            limits: kapi_apiserver::limits::LimitsConfig {
                 max_requests_inflight: security.max_requests_inflight,
                 max_mutating_requests_inflight: security.max_mutating_requests_inflight,
                 request_timeout: security.request_timeout,

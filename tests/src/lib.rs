@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 pub mod cluster;
 pub mod load;
+pub mod source;
 
 pub use kapi_testing::{EtcdCluster, EtcdProcess};
 use serde_json::Value;
@@ -219,7 +220,10 @@ impl Kapi {
         let mut cmd = Command::new(kapi_binary());
         cmd.args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
             .arg(&self.data_dir)
-            .env("KAPI_LOG", "info,kapi_server=debug")
+            .env(
+                "KAPI_LOG",
+                "info,kapi=debug,kapi_apiserver=debug,kapi_apiextensions=debug,kapi_kube=debug",
+            )
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log);

@@ -22,7 +22,9 @@ const CRATES: &[&str] = &[
     "macros",
     "codegen",
     "storage",
-    "server",
+    "apiserver",
+    "apiextensions",
+    "kube",
     "kapi",
 ];
 
@@ -30,81 +32,6 @@ type Module = Vec<String>;
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// `text` without comments, string and character literals, and without its unit tests
-/// (everything from a `#[cfg(test)]` at the start of a line).
-fn code_of(text: &str) -> String {
-    let text = match text.find("\n#[cfg(test)]") {
-        Some(at) => &text[..at],
-        None => text,
-    };
-    let b = text.as_bytes();
-    let mut out = String::with_capacity(text.len());
-    let mut i = 0;
-    while i < b.len() {
-        let rest = &text[i..];
-        if rest.starts_with("//") {
-            i += rest.find('\n').unwrap_or(rest.len());
-        } else if rest.starts_with("/*") {
-            i += rest.find("*/").map_or(rest.len(), |e| e + 2);
-        } else if let Some(end) = raw_string_end(rest, i > 0 && is_ident(b[i - 1])) {
-            out.push_str("\"\"");
-            i += end;
-        } else if b[i] == b'"' {
-            let mut j = i + 1;
-            while j < b.len() && b[j] != b'"' {
-                j += if b[j] == b'\\' { 2 } else { 1 };
-            }
-            out.push_str("\"\"");
-            i = j + 1;
-        } else if let Some(len) = char_literal(rest) {
-            out.push_str("' '");
-            i += len;
-        } else {
-            let c = rest.chars().next().expect("not at the end");
-            out.push(c);
-            i += c.len_utf8();
-        }
-    }
-    out
-}
-
-fn is_ident(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_'
-}
-
-/// The length of a raw string literal (`r"…"`, `r#"…"#`) at the start of `rest`.
-fn raw_string_end(rest: &str, after_ident: bool) -> Option<usize> {
-    if after_ident || !rest.starts_with('r') {
-        return None;
-    }
-    let hashes = rest[1..].bytes().take_while(|c| *c == b'#').count();
-    if rest.as_bytes().get(1 + hashes) != Some(&b'"') {
-        return None;
-    }
-    let close = format!("\"{}", "#".repeat(hashes));
-    let body = 2 + hashes;
-    Some(
-        rest[body..]
-            .find(&close)
-            .map_or(rest.len(), |e| body + e + close.len()),
-    )
-}
-
-/// The length of a character literal (`'a'`, `'\n'`, `'\u{1F600}'`) at the start of
-/// `rest`; `None` for a lifetime.
-fn char_literal(rest: &str) -> Option<usize> {
-    let mut chars = rest.char_indices().skip(1);
-    let (_, first) = chars.next()?;
-    if !rest.starts_with('\'') {
-        return None;
-    }
-    if first == '\\' {
-        return rest[2..].find('\'').map(|e| e + 3);
-    }
-    let (at, next) = chars.next()?;
-    (next == '\'').then_some(at + 1)
 }
 
 /// The modules of a crate's `src/`, each with its file.
@@ -185,7 +112,7 @@ fn use_declarations(code: &str) -> Vec<(bool, &str)> {
     while let Some(at) = code[from..].find("use ") {
         let start = from + at;
         from = start + 4;
-        if start > 0 && is_ident(code.as_bytes()[start - 1]) {
+        if start > 0 && kapi_tests::source::is_ident(code.as_bytes()[start - 1]) {
             continue;
         }
         let Some(end) = code[start..].find(';') else {
@@ -212,7 +139,7 @@ fn paths(code: &str) -> Vec<String> {
         while let Some(at) = code[from..].find(root) {
             let start = from + at;
             from = start + root.len();
-            if start > 0 && (is_ident(b[start - 1]) || b[start - 1] == b':') {
+            if start > 0 && (kapi_tests::source::is_ident(b[start - 1]) || b[start - 1] == b':') {
                 continue;
             }
             let mut path = root.to_string();
@@ -223,7 +150,10 @@ fn paths(code: &str) -> Vec<String> {
                     break;
                 };
                 let after = after.trim_start();
-                let len = after.bytes().take_while(|c| is_ident(*c)).count();
+                let len = after
+                    .bytes()
+                    .take_while(|c| kapi_tests::source::is_ident(*c))
+                    .count();
                 if len == 0 {
                     break;
                 }
@@ -251,7 +181,8 @@ impl Crate {
         let mut code = BTreeMap::new();
         let mut reexports = BTreeMap::new();
         for (module, file) in &modules {
-            let text = code_of(&std::fs::read_to_string(file).expect("read a source"));
+            let text =
+                kapi_tests::source::code_of(&std::fs::read_to_string(file).expect("read a source"));
             for (public, tree) in use_declarations(&text) {
                 for used in expand_use(tree).into_iter().filter(|_| public) {
                     let (path, alias) = used.split_once('@').unwrap_or((&used, ""));

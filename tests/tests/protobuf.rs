@@ -4,7 +4,7 @@
 //! refused with a 400 in kube's words, never a panic.
 
 use kapi_core::protobuf::{decode, encode, envelope};
-use kapi_server::generated::protobuf::CATALOG;
+use kapi_kube::generated::protobuf::CATALOG;
 use kapi_tests::{Backend, Kapi, on_every_backend};
 use serde_json::{Map, Value, json};
 

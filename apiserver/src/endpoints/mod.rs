@@ -1,0 +1,199 @@
+//! The HTTP surface: the filter chain, dispatch on what [`crate::request`] resolved
+//! (routes derived from the registry, never hand-written per resource), and the generic
+//! handlers, which decode the request, call the registry, and encode the answer in the
+//! format [`crate::negotiation`] chose.
+
+pub mod body_kind;
+mod chain;
+mod create_only;
+pub mod patch;
+pub mod protobuf;
+pub mod query;
+mod resource;
+mod scale;
+mod watch;
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Full};
+use tokio::sync::watch as signal;
+
+pub use create_only::{CreateOnly, CreateOnlyPath};
+
+use crate::authentication::Peer;
+use crate::negotiation::{self, Output};
+use crate::registry::Registry;
+use crate::request::{RequestInfo, Route};
+use crate::response::{
+    ApiDocument, Body, api_document, document, error_response, json_response, with_warnings,
+};
+use crate::status::ApiError;
+
+/// Everything a request handler needs.
+pub struct Api {
+    /// The served resources.
+    pub registry: Arc<Registry>,
+    /// The address clients reach the server at, for `/api`'s `serverAddressByClientCIDRs`.
+    pub address: String,
+    /// Flips to `true` when the server shuts down: open watches end.
+    pub shutdown: signal::Receiver<bool>,
+    /// API documents (discovery and OpenAPI), following the registry.
+    pub documents: crate::documents::LiveDocuments,
+    /// Who requests come from.
+    pub authenticator: crate::authentication::Authenticator,
+    /// What they may do.
+    pub authorizer: crate::authorization::Authorizer,
+    /// Plain HTTP on loopback (`--insecure-http`): requests without credentials are
+    /// `system:unsecured` in `system:masters`.
+    pub insecure: bool,
+    /// In-flight, watch and time limits.
+    pub limits: crate::limits::Limits,
+    /// The audit log, if one is kept.
+    pub auditor: Option<kapi_auth::audit::Auditor>,
+    /// The admission chain every write passes.
+    pub admission: Arc<dyn crate::registry::AdmissionChain>,
+    /// The resources that answer a POST instead of storing it (the review APIs).
+    pub create_only: Vec<Arc<dyn CreateOnly>>,
+    /// The groups built into the server, for the errors about a body of another kind.
+    pub built_in_groups: &'static [body_kind::BuiltInGroup],
+    /// The protobuf messages of the built-in kinds (`kapi_core::protobuf`).
+    pub protobuf: &'static kapi_core::protobuf::Catalog,
+}
+
+/// Reads a request body (the filter chain has bounded its size: over the bound is a
+/// 413, as kube-apiserver answers it).
+pub async fn read_body<B>(body: B) -> Result<Bytes, ApiError>
+where
+    B: hyper::body::Body<Data = Bytes> + Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    match body.collect().await {
+        Ok(c) => Ok(c.to_bytes()),
+        Err(e) => {
+            let e: Box<dyn std::error::Error + Send + Sync> = e.into();
+            Err(match e.downcast_ref::<crate::limits::BodyTooLarge>() {
+                Some(too_large) => ApiError::too_large(too_large.to_string()),
+                None => ApiError::bad_request(format!("the request body could not be read: {e}")),
+            })
+        }
+    }
+}
+
+impl Api {
+    /// The protobuf catalog, when `info`'s kind has a message in it (every built-in
+    /// kind; never a custom resource).
+    pub fn wire_for(&self, info: &kapi_core::ResourceInfo) -> Option<negotiation::Wire> {
+        protobuf::message_of(self.protobuf, info, false)
+            .map(|m| negotiation::Wire::of(self.protobuf, m))
+    }
+
+    /// Serves one request from `peer`, and records it in the metrics. The request is
+    /// resolved here, once ([`RequestInfo`]); every later step reads that.
+    pub async fn handle<B>(&self, req: Request<B>, peer: &Peer) -> Response<Body>
+    where
+        B: hyper::body::Body<Data = Bytes> + Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let start = std::time::Instant::now();
+        let info = RequestInfo::resolve(req.method(), req.uri());
+        let pretty = negotiation::PrettyPrint::of(req.headers(), &info.query);
+        let res = self.filtered(req, &info, peer).await;
+        let res = indented_if(pretty, res).await;
+        let labels = crate::metrics::RequestLabels::of(&info, res.status());
+        crate::metrics::Metrics::global().observe_request(labels, start.elapsed().as_secs_f64());
+        res
+    }
+
+    /// The handler of what `info` addresses: the health and version paths, the OpenAPI
+    /// and discovery documents, or a resource.
+    pub(crate) async fn route<B>(&self, req: Request<B>, info: &RequestInfo) -> Response<Body>
+    where
+        B: hyper::body::Body<Data = Bytes> + Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let path = info.path.as_str();
+        match (req.method(), path) {
+            (&Method::GET, "/healthz" | "/livez" | "/readyz") => {
+                return document(StatusCode::OK, "text/plain; charset=utf-8", b"ok".to_vec());
+            }
+            (&Method::GET, "/version") => {
+                return document(
+                    StatusCode::OK,
+                    "application/json",
+                    crate::documents::version(),
+                );
+            }
+            (&Method::GET, "/metrics") => {
+                let text = crate::metrics::Metrics::global().encode();
+                return document(
+                    StatusCode::OK,
+                    "text/plain; version=0.0.4; charset=utf-8",
+                    text.into_bytes(),
+                );
+            }
+            _ => {}
+        }
+        if path.starts_with("/openapi/") {
+            if let Some(res) = self.documents.get(&self.registry).serve(&req, path) {
+                return res;
+            }
+        }
+        match &info.route {
+            Some(Route::Resource(r)) => resource::handle(self, req, info, r).await,
+            Some(Route::Unknown) | None => error_response(&ApiError::no_route()),
+            Some(route) => self.documents.get(&self.registry).discovery(&req, route),
+        }
+    }
+}
+
+/// `res` with its [`ApiDocument`] laid out as `json.MarshalIndent` lays it out, when
+/// `pretty` says so for its code (anything else is left as it is).
+async fn indented_if(pretty: negotiation::PrettyPrint, res: Response<Body>) -> Response<Body> {
+    if res.extensions().get::<ApiDocument>().is_none() || !pretty.indents(res.status()) {
+        return res;
+    }
+    let (mut parts, body) = res.into_parts();
+    let bytes = match body.collect().await {
+        Ok(c) => c.to_bytes(),
+        Err(never) => match never {},
+    };
+    parts.headers.remove(header::CONTENT_LENGTH);
+    let indented = crate::go_json::indent(&bytes);
+    Response::from_parts(parts, Full::new(Bytes::from(indented)).boxed())
+}
+
+/// The admission checks of the request (set by [`Api::handle`]) in its write options.
+pub fn with_admission<B>(
+    mut opts: crate::registry::WriteOptions,
+    req: &Request<B>,
+) -> crate::registry::WriteOptions {
+    opts.admission = admission_of(req);
+    opts
+}
+
+/// The admission checks of the request, set by [`Api::handle`].
+pub fn admission_of<B>(req: &Request<B>) -> Option<Arc<dyn crate::registry::Admission>> {
+    req.extensions()
+        .get::<RequestAdmission>()
+        .map(|a| a.0.clone())
+}
+
+/// The admission checks of one request, carried to the registry in the request's
+/// extensions.
+#[derive(Clone)]
+struct RequestAdmission(Arc<dyn crate::registry::Admission>);
+
+/// The output format for a request, from its `Accept` header.
+pub fn output_of<B>(
+    req: &Request<B>,
+    protobuf: Option<negotiation::Wire>,
+) -> Result<Output, ApiError> {
+    negotiation::output(
+        req.headers()
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok()),
+        protobuf,
+    )
+}

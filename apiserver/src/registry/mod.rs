@@ -1,0 +1,440 @@
+//! The registry: every served resource version, each with a [`Store`] that joins its
+//! strategy to the storage (`pkg/registry/generic/registry` in k8s.io/apiserver).
+//!
+//! The registry knows resources only through their [`ObjectStrategy`]; what is special
+//! about a kind lives in its strategy and hooks.
+
+mod codec;
+pub mod informer;
+pub mod keys;
+mod lifecycle;
+pub mod list;
+pub mod object;
+pub mod options;
+pub mod store;
+pub mod watch;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, PoisonError, RwLock};
+
+use kapi_core::{ObjectStrategy, Registrar};
+use kapi_storage::cacher::DEFAULT_TOTAL_BUDGET_BYTES;
+use kapi_storage::{Cacher, CacherConfig, Storage, WatchCacheBudget};
+use tokio::sync::watch as signal;
+
+pub use codec::{StoredObject, memo_key};
+pub use lifecycle::{Lifecycle, LifecycleError};
+pub use list::{ListItem, ObjectList};
+pub use options::{
+    Admission, AdmissionChain, AdmissionRequest, DeleteOptions, FieldValidation, ListOptions,
+    Operation, Propagation, WatchOptions, WriteOptions,
+};
+pub use store::{
+    Deletion, FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Store, StoreSetup, Subresource, random_suffix,
+};
+pub use watch::{WatchEvent, WatchEventType};
+
+/// Collects strategies from the generated `register` function (or by hand), before the
+/// storage is known.
+#[derive(Default)]
+pub struct Resources {
+    strategies: Vec<Arc<dyn ObjectStrategy>>,
+}
+
+impl Resources {
+    /// No resources yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The collected strategies, in registration order.
+    pub fn strategies(&self) -> &[Arc<dyn ObjectStrategy>] {
+        &self.strategies
+    }
+}
+
+impl Registrar for Resources {
+    fn register(&mut self, strategy: Arc<dyn ObjectStrategy>) {
+        if strategy.info().served {
+            self.strategies.push(strategy);
+        }
+    }
+}
+
+/// [`Lifecycle`] hooks by `(group, plural)`.
+pub type Lifecycles = BTreeMap<(String, String), Arc<dyn Lifecycle>>;
+
+/// What some resources' stores do beyond their strategy, by `(group, plural)`.
+#[derive(Clone, Default)]
+pub struct StoreOptions {
+    /// Work around writes that needs storage of its own (Service IPs).
+    pub lifecycles: Lifecycles,
+    /// How long an object lives after its last write, as kube-apiserver's Event
+    /// registry gives every Event `--event-ttl` (an etcd lease on the etcd backend).
+    pub ttls: BTreeMap<(String, String), std::time::Duration>,
+    /// The largest stored object (`None`: [`DEFAULT_MAX_OBJECT_BYTES`]).
+    pub max_object_bytes: Option<usize>,
+    /// The settings of every resource's watch cache. Its
+    /// [`total_budget`](CacherConfig::total_budget) is shared by all of them; without
+    /// one the registry makes one of [`DEFAULT_TOTAL_BUDGET_BYTES`].
+    pub watch_cache: CacherConfig,
+}
+
+/// etcd's default request limit, which bounds kube-apiserver's objects: 1.5 MiB.
+pub const DEFAULT_MAX_OBJECT_BYTES: usize = 1_572_864;
+
+/// Identifies one resource version: group, version, plural.
+pub type ResourceKey = (String, String, String);
+
+/// How a run-time resource ([`Registry::install`]) is served.
+#[derive(Clone, Debug, Default)]
+pub struct Install {
+    /// The `apiVersion` objects are stored in (the CRD's storage version); `None`
+    /// stores each object in the version it was written through.
+    pub storage_version: Option<String>,
+    /// Why creates are refused, when they are: a CRD being deleted takes no new
+    /// objects (403, as kube-apiserver's admission answers).
+    pub refuse_create: Option<String>,
+}
+
+/// What the registry serves at one moment; replaced whole when a run-time resource is
+/// installed or removed, so a request works with one consistent view.
+#[derive(Clone, Default)]
+struct Served {
+    stores: BTreeMap<ResourceKey, Arc<Store>>,
+    order: Vec<Arc<Store>>,
+    /// One watch cache per resource prefix (versions of a resource share one).
+    caches: BTreeMap<String, Arc<dyn Storage>>,
+}
+
+/// Every served resource version with its store; each store reads through a watch
+/// cache ([`Cacher`]) of its resource.
+///
+/// The compiled resources are fixed at start; run-time ones (CustomResourceDefinitions)
+/// come and go with [`Registry::install`] and [`Registry::remove`], and
+/// [`Registry::changes`] tells whoever derives documents from the registry.
+pub struct Registry {
+    storage: Arc<dyn Storage>,
+    prefix: String,
+    /// The options, the watch caches' total budget filled in: one for all of them.
+    options: StoreOptions,
+    namespaces: Option<Arc<NamespaceLookup>>,
+    /// `(group, plural)` of every compiled resource: run-time ones may not take them.
+    compiled: BTreeSet<(String, String)>,
+    served: RwLock<Arc<Served>>,
+    generation: signal::Sender<u64>,
+}
+
+impl Registry {
+    /// Builds a store for each resource over `storage`, with keys under `prefix`
+    /// (kube-apiserver's default is `/registry`).
+    pub fn new(resources: &Resources, storage: Arc<dyn Storage>, prefix: &str) -> Self {
+        Self::with_options(resources, storage, prefix, &StoreOptions::default())
+    }
+
+    /// Like [`Registry::new`], with per-resource [`StoreOptions`].
+    pub fn with_options(
+        resources: &Resources,
+        storage: Arc<dyn Storage>,
+        prefix: &str,
+        options: &StoreOptions,
+    ) -> Self {
+        let mut options = options.clone();
+        let budget = options
+            .watch_cache
+            .total_budget
+            .get_or_insert_with(|| Arc::new(WatchCacheBudget::new(DEFAULT_TOTAL_BUDGET_BYTES)));
+        crate::metrics::Metrics::global().watch_cache_budget(budget);
+        // Every namespaced create looks its namespace up: through the namespaces' own
+        // watch cache, made here so that the lookup and the namespaces store share it.
+        let mut served = Served::default();
+        let namespaces = resources
+            .strategies()
+            .iter()
+            .find(|s| {
+                let i = s.info();
+                i.group.is_empty() && i.plural == "namespaces"
+            })
+            .map(|s| {
+                let prefix = keys::resource_prefix(prefix, s.info());
+                let cache: Arc<dyn Storage> = Arc::new(Cacher::new(
+                    storage.clone(),
+                    &prefix,
+                    options.watch_cache.clone(),
+                ));
+                served.caches.insert(prefix.clone(), cache.clone());
+                Arc::new(NamespaceLookup {
+                    prefix,
+                    storage: cache,
+                })
+            });
+        let mut registry = Self {
+            storage,
+            prefix: prefix.to_string(),
+            options,
+            namespaces,
+            compiled: BTreeSet::new(),
+            served: RwLock::new(Arc::new(Served::default())),
+            generation: signal::Sender::new(0),
+        };
+        let mut by_resource: BTreeMap<(String, String), Vec<Arc<dyn ObjectStrategy>>> =
+            BTreeMap::new();
+        for strategy in resources.strategies() {
+            let info = strategy.info();
+            by_resource
+                .entry((info.group.to_string(), info.plural.to_string()))
+                .or_default()
+                .push(strategy.clone());
+        }
+        // Registration order is discovery order: keep it.
+        for strategy in resources.strategies() {
+            let info = strategy.info();
+            let resource = (info.group.to_string(), info.plural.to_string());
+            let versions = &by_resource[&resource];
+            let storage_version = versions
+                .iter()
+                .find(|s| s.info().storage)
+                .map(|s| s.info().api_version());
+            let install = Install {
+                storage_version,
+                refuse_create: None,
+            };
+            let store = registry.store_for(&mut served, strategy, &install);
+            served.stores.insert(resource_key(info), store.clone());
+            served.order.push(store);
+            registry.compiled.insert(resource);
+        }
+        registry.served = RwLock::new(Arc::new(served));
+        registry
+    }
+
+    fn store_for(
+        &self,
+        served: &mut Served,
+        strategy: &Arc<dyn ObjectStrategy>,
+        install: &Install,
+    ) -> Arc<Store> {
+        let info = strategy.info();
+        let resource_prefix = keys::resource_prefix(&self.prefix, info);
+        let cached = served
+            .caches
+            .entry(resource_prefix.clone())
+            .or_insert_with(|| {
+                Arc::new(Cacher::new(
+                    self.storage.clone(),
+                    &resource_prefix,
+                    self.options.watch_cache.clone(),
+                ))
+            })
+            .clone();
+        let resource = (info.group.to_string(), info.plural.to_string());
+        Arc::new(Store::new(
+            strategy.clone(),
+            cached,
+            resource_prefix,
+            StoreSetup {
+                namespaces: if info.namespaced() {
+                    self.namespaces.clone()
+                } else {
+                    None
+                },
+                lifecycle: self.options.lifecycles.get(&resource).cloned(),
+                ttl: self.options.ttls.get(&resource).copied(),
+                storage_version: install.storage_version.clone(),
+                refuse_create: install.refuse_create.clone(),
+                max_object_bytes: self
+                    .options
+                    .max_object_bytes
+                    .unwrap_or(DEFAULT_MAX_OBJECT_BYTES),
+            },
+        ))
+    }
+
+    fn snapshot(&self) -> Arc<Served> {
+        self.served
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Whether `(group, plural)` is one of the compiled resources.
+    pub fn is_compiled(&self, group: &str, plural: &str) -> bool {
+        self.compiled
+            .contains(&(group.to_string(), plural.to_string()))
+    }
+
+    /// Serves a run-time resource: `versions` are the strategies of its served versions
+    /// (all one group and plural), replacing whatever of that resource was served. Its
+    /// watch cache is kept across such changes. Refused (false) for a compiled resource
+    /// or an empty list.
+    pub fn install(&self, versions: &[Arc<dyn ObjectStrategy>], install: &Install) -> bool {
+        let Some(first) = versions.first() else {
+            return false;
+        };
+        let (group, plural) = (
+            first.info().group.to_string(),
+            first.info().plural.to_string(),
+        );
+        if self.is_compiled(&group, &plural)
+            || versions
+                .iter()
+                .any(|s| s.info().group != group || s.info().plural != plural)
+        {
+            return false;
+        }
+        let mut guard = self.served.write().unwrap_or_else(PoisonError::into_inner);
+        let mut served = Served::clone(&guard);
+        served
+            .order
+            .retain(|s| !is_resource(s.info(), &group, &plural));
+        served.stores.retain(|k, _| k.0 != group || k.2 != plural);
+        for strategy in versions {
+            let store = self.store_for(&mut served, strategy, install);
+            served
+                .stores
+                .insert(resource_key(strategy.info()), store.clone());
+            served.order.push(store);
+        }
+        *guard = Arc::new(served);
+        drop(guard);
+        self.generation.send_modify(|g| *g += 1);
+        true
+    }
+
+    /// Stops serving a run-time resource and closes its watch cache. Compiled resources
+    /// stay.
+    pub async fn remove(&self, group: &str, plural: &str) {
+        if self.is_compiled(group, plural) {
+            return;
+        }
+        let cache = {
+            let mut guard = self.served.write().unwrap_or_else(PoisonError::into_inner);
+            let mut served = Served::clone(&guard);
+            let before = served.order.len();
+            served
+                .order
+                .retain(|s| !is_resource(s.info(), group, plural));
+            if served.order.len() == before {
+                return;
+            }
+            served.stores.retain(|k, _| k.0 != group || k.2 != plural);
+            let prefix = keys::group_resource_prefix(&self.prefix, group, plural);
+            let cache = served.caches.remove(&prefix);
+            *guard = Arc::new(served);
+            cache
+        };
+        self.generation.send_modify(|g| *g += 1);
+        if let Some(cache) = cache {
+            if let Err(e) = cache.close().await {
+                tracing::debug!(error = %e, "closing a watch cache");
+            }
+        }
+    }
+
+    /// The memory budget every watch cache of the registry shares; its
+    /// [`used`](WatchCacheBudget::used) is what their event windows hold now.
+    pub fn watch_cache_budget(&self) -> Option<&Arc<WatchCacheBudget>> {
+        self.options.watch_cache.total_budget.as_ref()
+    }
+
+    /// Counts changes to what is served; receivers see each new count.
+    pub fn changes(&self) -> signal::Receiver<u64> {
+        self.generation.subscribe()
+    }
+
+    /// How many times what is served has changed.
+    pub fn generation(&self) -> u64 {
+        *self.generation.borrow()
+    }
+
+    /// Stops the watch caches (ending their watches); the storage under them stays open
+    /// for its owner to close.
+    pub async fn close(&self) {
+        for cache in self.snapshot().caches.values() {
+            if let Err(e) = cache.close().await {
+                tracing::debug!(error = %e, "closing a watch cache");
+            }
+        }
+    }
+
+    /// The store of one resource version.
+    pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<Arc<Store>> {
+        self.snapshot()
+            .stores
+            .get(&(group.to_string(), version.to_string(), plural.to_string()))
+            .cloned()
+    }
+
+    /// Every store, compiled ones first in registration order, then run-time ones.
+    pub fn stores(&self) -> Vec<Arc<Store>> {
+        self.snapshot().order.clone()
+    }
+
+    /// Every served resource version's strategy, in the order of [`Registry::stores`].
+    pub fn strategies(&self) -> Vec<Arc<dyn ObjectStrategy>> {
+        self.snapshot()
+            .order
+            .iter()
+            .map(|s| s.strategy().clone())
+            .collect()
+    }
+}
+
+fn resource_key(info: &kapi_core::ResourceInfo) -> ResourceKey {
+    (
+        info.group.to_string(),
+        info.version.to_string(),
+        info.plural.to_string(),
+    )
+}
+
+fn is_resource(info: &kapi_core::ResourceInfo, group: &str, plural: &str) -> bool {
+    info.group == group && info.plural == plural
+}
+
+/// Where the namespaces live, so that stores of namespaced resources can refuse objects
+/// in a namespace that does not exist or is terminating (kube-apiserver's
+/// NamespaceLifecycle admission).
+pub struct NamespaceLookup {
+    prefix: String,
+    /// The namespaces' watch cache.
+    storage: Arc<dyn Storage>,
+}
+
+impl NamespaceLookup {
+    /// The storage namespaces are read from (their watch cache).
+    pub fn storage(&self) -> &dyn Storage {
+        self.storage.as_ref()
+    }
+
+    /// The storage key of namespace `name`.
+    pub fn key(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+}
+
+/// What unit tests of the server's crates share.
+#[doc(hidden)]
+pub mod test_support {
+    use kapi_core::ResourceInfo;
+    use serde_json::json;
+
+    /// The `ResourceInfo` of a namespaced `widgets.example.kapi.dev` served at
+    /// `version`, from a minimal CRD.
+    pub fn widget_info(version: &str) -> ResourceInfo {
+        let crd = kapi_core::crd::CustomResourceDefinition::parse(&json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.kapi.dev"},
+            "spec": {
+                "group": "example.kapi.dev",
+                "scope": "Namespaced",
+                "names": {"kind": "Widget", "plural": "widgets"},
+                "versions": [{"name": version, "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object"}}}]
+            }
+        }))
+        .unwrap();
+        crd.resource_info(&crd.versions[0])
+    }
+}

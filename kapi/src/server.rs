@@ -1,0 +1,598 @@
+//! Running the server: open the storage, build the registry, make sure the initial
+//! namespaces exist, serve the stored CustomResourceDefinitions, make or load the
+//! certificates, listen (HTTPS by default; HTTP/1.1 and HTTP/2), write the kubeconfig,
+//! and shut down cleanly: stop accepting, end watches, let in-flight requests finish,
+//! close the store.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use kapi_storage::{EmbeddedConfig, EmbeddedStorage, Storage};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+use crate::kubeconfig;
+use crate::pki;
+use kapi_apiserver::authentication::{Authenticator, Peer};
+use kapi_apiserver::authorization::Authorizer;
+use kapi_apiserver::documents::LiveDocuments;
+use kapi_apiserver::endpoints::Api;
+use kapi_apiserver::metrics::InstrumentedStorage;
+use kapi_apiserver::registry::{Registry, Resources, StoreOptions};
+use kapi_apiserver::tls::ClientCertificates;
+use kapi_kube::allocation::ServiceRanges;
+use kapi_kube::bootstrap;
+
+/// How long a client may take to send a request's headers (kube-apiserver's
+/// `ReadHeaderTimeout`, just shy of its 34 s request timeout upper bound).
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(32);
+
+/// How `kapi serve` runs.
+#[derive(Clone, Debug)]
+pub struct ServeConfig {
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// Where the embedded store and the kubeconfig live.
+    pub data_dir: PathBuf,
+    /// etcd endpoints; empty for the embedded store.
+    pub etcd_servers: Vec<String>,
+    /// The key prefix of every object (`/registry`).
+    pub prefix: String,
+    /// How often history is compacted (`None`: never).
+    pub compaction_interval: Option<Duration>,
+    /// Where Service cluster IPs and node ports come from.
+    pub service_ranges: ServiceRanges,
+    /// How long an Event lives after its last write (kube-apiserver's `--event-ttl`).
+    pub event_ttl: Duration,
+    /// TLS, authentication and authorization.
+    pub security: SecurityConfig,
+    /// Leader election among replicas for the controllers and compaction (`None`: they
+    /// run in this process unconditionally, as with a single replica).
+    pub leader_election: Option<kapi_kube::leader_election::Timings>,
+    /// The settings of every resource's watch cache (`--watch-cache-*`): their byte
+    /// budget each, the total one they share, and the event horizon.
+    pub watch_cache: kapi_storage::CacherConfig,
+}
+
+/// The issuer of ServiceAccount tokens when `--service-account-issuer` is not given
+/// (kube-apiserver's usual in-cluster one).
+pub const DEFAULT_ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
+
+/// How the server secures itself.
+#[derive(Clone, Debug, Default)]
+pub struct SecurityConfig {
+    /// Serve plain HTTP (loopback only): requests without credentials then act as
+    /// `system:unsecured` in `system:masters`, as kube-apiserver's old insecure port did.
+    pub insecure_http: bool,
+    /// The operator's serving certificate (PEM, chain up to the CA) and key; both or
+    /// neither. Without them, the server's own CA signs one.
+    pub tls_cert_file: Option<PathBuf>,
+    /// The serving certificate's key.
+    pub tls_private_key_file: Option<PathBuf>,
+    /// More names (DNS or IP) for the server's own serving certificate.
+    pub tls_sans: Vec<String>,
+    /// CAs whose client certificates are accepted, besides the server's own CA.
+    pub client_ca_file: Option<PathBuf>,
+    /// Static bearer tokens (kube-apiserver's CSV format).
+    pub token_auth_file: Option<PathBuf>,
+    /// Let requests without credentials in as `system:anonymous`.
+    pub anonymous_auth: bool,
+    /// The issuer of ServiceAccount tokens (empty: [`DEFAULT_ISSUER`]).
+    pub service_account_issuer: String,
+    /// The API's audiences (empty: the issuer).
+    pub api_audiences: Vec<String>,
+    /// Request limits.
+    pub limits: kapi_apiserver::limits::LimitsConfig,
+    /// Where the audit log goes (`-`: stdout); none is kept without it.
+    pub audit_log_path: Option<PathBuf>,
+    /// The audit policy (`audit.k8s.io/v1` Policy); without it, every request is logged
+    /// at Metadata level.
+    pub audit_policy_file: Option<PathBuf>,
+    /// The audit log file's mode (`--audit-log-file-mode`); `None`: `0600`, and an
+    /// existing log that is wider is tightened.
+    pub audit_log_file_mode: Option<u32>,
+    /// The `EncryptionConfiguration` file of encryption at rest (kube-apiserver's
+    /// `--encryption-provider-config`); `None` stores values as they are.
+    pub encryption_provider_config: Option<PathBuf>,
+}
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The data directory or kubeconfig could not be written.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The storage could not be opened.
+    #[error("opening the storage: {0}")]
+    Storage(#[from] kapi_storage::StorageError),
+    /// The configuration asks for something this build cannot do.
+    #[error("{0}")]
+    Config(String),
+}
+
+fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> ServeError {
+    let context = context.into();
+    move |source| ServeError::Io { context, source }
+}
+
+async fn open_storage(config: &ServeConfig) -> Result<Arc<dyn Storage>, ServeError> {
+    if config.etcd_servers.is_empty() {
+        // The server's compactor is the one compaction policy, for both backends.
+        let storage = EmbeddedStorage::open_with(
+            &config.data_dir,
+            EmbeddedConfig::default().without_compaction(),
+        )?;
+        return Ok(Arc::new(storage));
+    }
+    #[cfg(feature = "etcd")]
+    {
+        let storage = kapi_storage::EtcdStorage::connect(&config.etcd_servers).await?;
+        Ok(Arc::new(storage))
+    }
+    #[cfg(not(feature = "etcd"))]
+    Err(ServeError::Config(
+        "this kapi was built without etcd support; rebuild with `--features etcd`".into(),
+    ))
+}
+
+/// Serves `resources` until `shutdown` completes.
+pub async fn serve(
+    config: ServeConfig,
+    resources: Resources,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> Result<(), ServeError> {
+    crate::private_files::ensure_dir(&config.data_dir)
+        .map_err(io(format!("creating {}", config.data_dir.display())))?;
+    let encryption =
+        kapi_apiserver::encryption::load(config.security.encryption_provider_config.as_deref())
+            .map_err(ServeError::Config)?;
+    let storage = open_storage(&config).await?;
+    // Below everything else, so the watch caches hold plaintext.
+    let storage = kapi_apiserver::encryption::wrap(
+        storage,
+        encryption.as_ref(),
+        &resources,
+        &config.prefix,
+        kapi_kube::controlplane::ENCRYPTION_NAMES,
+    );
+    let instrumented: Arc<dyn Storage> = Arc::new(InstrumentedStorage::new(storage.clone()));
+    let options = store_options(&config, &instrumented);
+    let registry = Arc::new(Registry::with_options(
+        &resources,
+        instrumented,
+        &config.prefix,
+        &options,
+    ));
+    bootstrap::ensure_namespaces(&registry).await;
+    bootstrap::ensure_rbac(&registry).await;
+
+    let (stop_tx, stop_rx) = watch::channel(false);
+    // Stored CRDs are served before the first request is taken.
+    let (crd_controller, mut crds_synced) =
+        kapi_apiextensions::start(registry.clone(), stop_rx.clone());
+    wait_synced(&mut crds_synced, "the CustomResourceDefinitions").await;
+
+    let security = &config.security;
+    if security.insecure_http && !config.listen.ip().is_loopback() {
+        return Err(ServeError::Config(format!(
+            "--insecure-http serves without encryption or authentication and is refused on {}: listen on a loopback address (127.0.0.1 or ::1)",
+            config.listen.ip()
+        )));
+    }
+    let names = pki::serving_names(config.listen.ip(), &security.tls_sans);
+    let pki = pki::ensure(&config.data_dir, &names).map_err(io(format!(
+        "making the certificates in {}/pki",
+        config.data_dir.display()
+    )))?;
+    let (authenticator, tls) = security_setup(security, &pki)?;
+
+    let (policy, mut policy_synced, policy_task) =
+        kapi_apiserver::authorization::policy::start(registry.clone(), stop_rx.clone());
+    let (webhooks, mut webhooks_synced, webhooks_task) =
+        kapi_kube::admission::webhook::start(registry.clone(), stop_rx.clone());
+    wait_synced(&mut policy_synced, "the RBAC policy").await;
+    // Writes must not slip past webhooks that are configured but not read yet.
+    wait_synced(&mut webhooks_synced, "the webhook configurations").await;
+
+    let listener = TcpListener::bind(config.listen)
+        .await
+        .map_err(io(format!("listening on {}", config.listen)))?;
+    let local = listener
+        .local_addr()
+        .map_err(io("reading the bound address"))?;
+    let (url, kubeconfig_path) = write_kubeconfig(&config.data_dir, local, tls.as_ref(), &pki)?;
+
+    let authorizer = Authorizer {
+        policy: Some(policy),
+    };
+    let api = Arc::new(Api {
+        documents: LiveDocuments::new(&registry, &local.to_string()),
+        registry: registry.clone(),
+        address: local.to_string(),
+        shutdown: stop_rx,
+        authenticator,
+        authorizer: authorizer.clone(),
+        admission: Arc::new(kapi_kube::admission::Plugins {
+            registry: registry.clone(),
+            authorizer,
+            webhooks: Some(webhooks),
+        }),
+        create_only: kapi_kube::reviews::create_only(),
+        built_in_groups: kapi_kube::controlplane::BUILT_IN_GROUPS,
+        insecure: tls.is_none(),
+        limits: kapi_apiserver::limits::Limits::new(security.limits.clone()),
+        auditor: auditor(security)?,
+        protobuf: &kapi_kube::generated::protobuf::CATALOG,
+    });
+    let acceptor = tls.map(|t| tokio_rustls::TlsAcceptor::from(t.config));
+    let background = start_background(&config, &registry, &storage, api.shutdown.clone());
+    tracing::info!(url = %url, kubeconfig = %kubeconfig_path.display(), "kapi is ready");
+
+    let graceful = accept_until(listener, acceptor, &api, shutdown).await;
+    tracing::info!("shutting down: no new connections, ending watches");
+    let _ = stop_tx.send(true);
+    if tokio::time::timeout(Duration::from_secs(30), graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("requests still running after 30s; closing anyway");
+    }
+    // A leader gives its Lease up on the way out.
+    let background_abort = background.abort_handle();
+    if tokio::time::timeout(Duration::from_secs(5), background)
+        .await
+        .is_err()
+    {
+        background_abort.abort();
+    }
+    crd_controller.abort();
+    policy_task.abort();
+    webhooks_task.abort();
+    registry.close().await;
+    if let Some(auditor) = &api.auditor {
+        auditor.log().close();
+    }
+    drop(api);
+    drop(registry);
+    if let Err(e) = storage.close().await {
+        tracing::warn!(error = %e, "closing the storage");
+    }
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// The store options: what every resource gets (the object size limit, the watch
+/// caches), and what [`kapi_kube::controlplane`] adds for particular built-ins.
+fn store_options(config: &ServeConfig, storage: &Arc<dyn Storage>) -> StoreOptions {
+    let mut options = StoreOptions {
+        max_object_bytes: Some(config.security.limits.max_object_bytes),
+        watch_cache: config.watch_cache.clone(),
+        ..StoreOptions::default()
+    };
+    kapi_kube::controlplane::configure_stores(
+        &mut options,
+        storage,
+        &config.prefix,
+        config.service_ranges.clone(),
+        config.event_ttl,
+    );
+    options
+}
+
+/// Waits up to 60 s for `synced` to turn true, then starts anyway with a warning.
+async fn wait_synced(synced: &mut watch::Receiver<bool>, what: &str) {
+    if tokio::time::timeout(Duration::from_secs(60), synced.wait_for(|s| *s))
+        .await
+        .is_err()
+    {
+        tracing::warn!("{what} not read in 60s; starting anyway");
+    }
+}
+
+/// Writes the kubeconfig for the server at `local`; returns its URL and the file.
+fn write_kubeconfig(
+    data_dir: &std::path::Path,
+    local: SocketAddr,
+    tls: Option<&Tls>,
+    pki: &pki::Pki,
+) -> Result<(String, PathBuf), ServeError> {
+    let (url, credentials) = match tls {
+        Some(tls) => (
+            format!("https://{local}"),
+            Some(kubeconfig::Credentials {
+                ca: tls.kubeconfig_ca.clone(),
+                client_cert: pki.admin_cert.clone(),
+                client_key: pki.admin_key.clone(),
+            }),
+        ),
+        None => {
+            tracing::warn!(
+                "--insecure-http: serving plain HTTP without authentication on {local}; anyone who can reach it is cluster-admin"
+            );
+            (format!("http://{local}"), None)
+        }
+    };
+    let path = kubeconfig::write(data_dir, &url, credentials.as_ref())
+        .map_err(io("writing the kubeconfig"))?;
+    Ok((url, path))
+}
+
+/// Starts what runs once in a cluster of replicas, the controllers and compaction:
+/// here, or in whichever replica leads.
+fn start_background(
+    config: &ServeConfig,
+    registry: &Arc<Registry>,
+    storage: &Arc<dyn Storage>,
+    shutdown: watch::Receiver<bool>,
+) -> tokio::task::JoinHandle<()> {
+    let (work_registry, storage) = (registry.clone(), storage.clone());
+    let compaction = config.compaction_interval;
+    // What runs once in a cluster of replicas: the controllers and compaction.
+    let work = move |stop: watch::Receiver<bool>| {
+        let (registry, storage) = (work_registry.clone(), storage.clone());
+        async move {
+            let compactor = async {
+                if let Some(interval) = compaction {
+                    kapi_apiserver::compactor::run(storage, interval, stop.clone()).await;
+                }
+            };
+            tokio::join!(
+                kapi_kube::controllers::run(registry, stop.clone()),
+                compactor
+            );
+        }
+    };
+    match config.leader_election {
+        Some(timings) => tokio::spawn(kapi_kube::leader_election::run(
+            registry.clone(),
+            kapi_kube::leader_election::identity(),
+            timings,
+            shutdown,
+            work,
+        )),
+        None => tokio::spawn(work(shutdown)),
+    }
+}
+
+/// Serves every connection `listener` accepts until `shutdown` completes; returns the
+/// connections still open, to drain.
+async fn accept_until(
+    listener: TcpListener,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
+    api: &Arc<Api>,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> GracefulShutdown {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    // kube-apiserver's ReadHeaderTimeout: a client that has not sent a request's headers
+    // within 32 s (a slowloris, or an idle kept-alive connection) is disconnected.
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT);
+    let graceful = GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let (stream, address) = match accepted {
+                    Ok(s) => s,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "accept failed");
+                        continue;
+                    }
+                };
+                // Watch events go out as soon as they are written, not after the
+                // client's delayed ACK (Nagle), as Go's net stack does by default.
+                if let Err(e) = stream.set_nodelay(true) {
+                    tracing::debug!(error = %e, "TCP_NODELAY");
+                }
+                let api = api.clone();
+                let builder = builder.clone();
+                let Some(acceptor) = acceptor.clone() else {
+                    let peer = Arc::new(Peer { address: Some(address), certificates: Vec::new() });
+                    let conn = builder
+                        .serve_connection_with_upgrades(TokioIo::new(stream), service(api, peer));
+                    let conn = graceful.watch(conn.into_owned());
+                    tokio::spawn(async move {
+                        if let Err(e) = conn.await {
+                            tracing::debug!(error = %e, "connection ended");
+                        }
+                    });
+                    continue;
+                };
+                let watcher = graceful.watcher();
+                // The handshake runs in the connection's task, so a slow client delays
+                // no one else; it gets 10 s, as Go's TLS handshake timeout.
+                tokio::spawn(async move {
+                    let stream = match tokio::time::timeout(
+                        Duration::from_secs(10),
+                        acceptor.accept(stream),
+                    )
+                    .await
+                    {
+                        Ok(Ok(stream)) => stream,
+                        Ok(Err(e)) => {
+                            tracing::debug!(error = %e, %address, "TLS handshake failed");
+                            return;
+                        }
+                        Err(_) => {
+                            tracing::debug!(%address, "TLS handshake timed out");
+                            return;
+                        }
+                    };
+                    let certificates = stream
+                        .get_ref()
+                        .1
+                        .peer_certificates()
+                        .map(|c| c.iter().map(|c| c.clone().into_owned()).collect())
+                        .unwrap_or_default();
+                    let peer = Arc::new(Peer { address: Some(address), certificates });
+                    let conn = builder
+                        .serve_connection_with_upgrades(TokioIo::new(stream), service(api, peer));
+                    if let Err(e) = watcher.watch(conn.into_owned()).await {
+                        tracing::debug!(error = %e, "connection ended");
+                    }
+                });
+            }
+            () = &mut shutdown => break,
+        }
+    }
+    graceful
+}
+
+/// The TLS side of a server.
+struct Tls {
+    config: Arc<rustls::ServerConfig>,
+    /// The CA clients verify the server with (the kubeconfig's).
+    kubeconfig_ca: String,
+}
+
+/// The authenticator, and TLS unless `--insecure-http`.
+fn security_setup(
+    security: &SecurityConfig,
+    pki: &pki::Pki,
+) -> Result<(Authenticator, Option<Tls>), ServeError> {
+    let read = |path: &PathBuf, what: &str| {
+        std::fs::read_to_string(path).map_err(io(format!("reading {what} {}", path.display())))
+    };
+    let issuer = if security.service_account_issuer.is_empty() {
+        DEFAULT_ISSUER
+    } else {
+        &security.service_account_issuer
+    };
+    let service_accounts = kapi_auth::authn::ServiceAccountTokens::new(
+        issuer,
+        &security.api_audiences,
+        pki.service_account_key.as_bytes(),
+        &[pki.service_account_public.as_bytes()],
+    )
+    .map_err(ServeError::Config)?;
+    let tokens = match &security.token_auth_file {
+        Some(path) => Some(
+            kapi_auth::authn::TokenFile::load(path)
+                .map_err(|e| ServeError::Config(format!("--token-auth-file: {e}")))?,
+        ),
+        None => None,
+    };
+    let mut authenticator = Authenticator {
+        clients: None,
+        tokens,
+        service_accounts: Arc::new(service_accounts),
+        anonymous: security.anonymous_auth,
+    };
+    if security.insecure_http {
+        return Ok((authenticator, None));
+    }
+    let mut cas = vec![("the server's CA".to_string(), pki.ca_cert.clone())];
+    if let Some(path) = &security.client_ca_file {
+        cas.push((
+            format!("--client-ca-file {}", path.display()),
+            read(path, "--client-ca-file")?,
+        ));
+    }
+    let cas: Vec<(&str, String)> = cas.iter().map(|(w, p)| (w.as_str(), p.clone())).collect();
+    let clients = ClientCertificates::new(&cas).map_err(ServeError::Config)?;
+    let (cert, key, kubeconfig_ca) = match (&security.tls_cert_file, &security.tls_private_key_file)
+    {
+        (Some(cert), Some(key)) => {
+            let cert = read(cert, "--tls-cert-file")?;
+            let key = read(key, "--tls-private-key-file")?;
+            (cert.clone(), key, cert)
+        }
+        (None, None) => (
+            pki.serving_cert.clone(),
+            pki.serving_key.clone(),
+            pki.ca_cert.clone(),
+        ),
+        _ => {
+            return Err(ServeError::Config(
+                "--tls-cert-file and --tls-private-key-file go together".into(),
+            ));
+        }
+    };
+    let config =
+        kapi_apiserver::tls::server_config(&cert, &key, &clients).map_err(ServeError::Config)?;
+    authenticator.clients = Some(clients);
+    Ok((
+        authenticator,
+        Some(Tls {
+            config,
+            kubeconfig_ca,
+        }),
+    ))
+}
+
+/// The audit log `--audit-log-path` asks for, with `--audit-policy-file`'s policy.
+fn auditor(security: &SecurityConfig) -> Result<Option<kapi_auth::audit::Auditor>, ServeError> {
+    use kapi_auth::audit::{AuditLog, AuditLogOptions, Auditor, Policy};
+    let Some(path) = &security.audit_log_path else {
+        return Ok(None);
+    };
+    let policy = match &security.audit_policy_file {
+        Some(file) => Policy::from_file(file)
+            .map_err(|e| ServeError::Config(format!("--audit-policy-file: {e}")))?,
+        None => Policy::metadata_default(),
+    };
+    let options = AuditLogOptions {
+        file_mode: security.audit_log_file_mode,
+        ..AuditLogOptions::default()
+    };
+    let log = AuditLog::open(path, options)
+        .map_err(io(format!("opening the audit log {}", path.display())))?;
+    Ok(Some(Auditor::new(policy, log)))
+}
+
+/// The hyper service of one connection.
+fn service(
+    api: Arc<Api>,
+    peer: Arc<Peer>,
+) -> impl hyper::service::Service<
+    http::Request<hyper::body::Incoming>,
+    Response = http::Response<kapi_apiserver::response::Body>,
+    Error = std::convert::Infallible,
+    Future = impl std::future::Future<
+        Output = Result<http::Response<kapi_apiserver::response::Body>, std::convert::Infallible>,
+    > + Send,
+> + Clone {
+    service_fn(move |req| {
+        let api = api.clone();
+        let peer = peer.clone();
+        async move { Ok::<_, std::convert::Infallible>(api.handle(req, &peer).await) }
+    })
+}
+
+/// Completes on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}

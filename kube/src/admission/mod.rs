@@ -1,0 +1,93 @@
+//! Admission: what every create, update and delete passes after it is decoded and
+//! before it is stored, knowing who asks. kube-apiserver's chain, in its order:
+//!
+//! - mutating: [`service_account`] (a Pod's account and its token volume), then the
+//!   mutating [`webhook`]s;
+//! - validating: RBAC's [`escalation`] prevention, then the validating [`webhook`]s, then
+//!   [`resource_quota`] last, so that a write another step refuses charges no quota.
+//!
+//! NamespaceLifecycle, and the schema's validation and CEL rules, run in the registry's
+//! store, which every write passes as well.
+
+pub mod escalation;
+pub mod resource_quota;
+pub mod service_account;
+pub mod webhook;
+
+use std::sync::Arc;
+
+use kapi_auth::UserInfo;
+use serde_json::Value;
+
+use kapi_apiserver::authorization::Authorizer;
+use kapi_apiserver::registry::{Admission, AdmissionChain, AdmissionRequest, Operation, Registry};
+use kapi_apiserver::status::ApiError;
+
+/// What admission needs beyond the request, made once when the server starts.
+pub struct Plugins {
+    /// The served resources (ServiceAccounts, quotas, namespaces).
+    pub registry: Arc<Registry>,
+    /// The authorizer, for escalation checks.
+    pub authorizer: Authorizer,
+    /// The admission webhooks of the stored configurations, if they are called.
+    pub webhooks: Option<Arc<webhook::Webhooks>>,
+}
+
+impl AdmissionChain for Plugins {
+    fn for_user(self: Arc<Self>, user: UserInfo) -> Arc<dyn Admission> {
+        Arc::new(Chain {
+            user,
+            plugins: self,
+        })
+    }
+}
+
+struct Chain {
+    user: UserInfo,
+    plugins: Arc<Plugins>,
+}
+
+#[async_trait::async_trait]
+impl Admission for Chain {
+    async fn admit(
+        &self,
+        request: &AdmissionRequest<'_>,
+        obj: &mut Value,
+        old: Option<&Value>,
+    ) -> Result<(), ApiError> {
+        let plugins = &self.plugins;
+        if service_account::handles(request) {
+            service_account::admit(&plugins.registry, request, obj).await?;
+        }
+        if let Some(webhooks) = &plugins.webhooks {
+            webhooks.admit(&self.user, request, obj, old).await?;
+        }
+        Ok(())
+    }
+
+    async fn validate(
+        &self,
+        request: &AdmissionRequest<'_>,
+        obj: Option<&Value>,
+        old: Option<&Value>,
+    ) -> Result<(), ApiError> {
+        let plugins = &self.plugins;
+        if let (Some(new), escalation::GROUP) = (obj, request.info.group.as_ref()) {
+            escalation::check(
+                &plugins.authorizer,
+                &self.user,
+                &request.info.plural,
+                request.namespace.unwrap_or_default(),
+                new,
+                old,
+            )?;
+        }
+        if let Some(webhooks) = &plugins.webhooks {
+            webhooks.validate(&self.user, request, obj, old).await?;
+        }
+        if request.operation == Operation::Create {
+            resource_quota::charge(&plugins.registry, request).await?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,30 @@
+//! Controllers built into the server that make delete semantics real. In
+//! kube-apiserver's world they live in kube-controller-manager, so a lone apiserver
+//! silently ignores the finalizers they own; kapi runs them itself.
+//!
+//! - [`namespace`]: empties a terminating namespace, then lets it go;
+//! - [`garbage_collector`]: `ownerReferences` with Background, Foreground and Orphan
+//!   propagation;
+//! - [`service_account`]: a `default` ServiceAccount in every namespace;
+//! - [`resource_quota`]: ResourceQuota usage.
+
+pub mod garbage_collector;
+pub mod namespace;
+pub mod resource_quota;
+pub mod service_account;
+
+use std::sync::Arc;
+
+use tokio::sync::watch;
+
+use kapi_apiserver::registry::Registry;
+
+/// Runs every built-in controller until `shutdown` turns true.
+pub async fn run(registry: Arc<Registry>, shutdown: watch::Receiver<bool>) {
+    tokio::join!(
+        namespace::run(registry.clone(), shutdown.clone()),
+        service_account::run(registry.clone(), shutdown.clone()),
+        resource_quota::run(registry.clone(), shutdown.clone()),
+        garbage_collector::run(registry, shutdown),
+    );
+}

@@ -1,0 +1,30 @@
+//! # kapi-kube
+//!
+//! The Kubernetes built-in resources (kube-apiserver's `pkg/registry` and
+//! `pkg/controlplane`): the types compiled from the repository's `schemas/`
+//! ([`generated`], by this crate's `build.rs`), their strategies ([`hooks`], one module
+//! per group and kind), Service allocation ([`allocation`]), the admission plugins
+//! ([`admission`]), the controllers ([`controllers`], with [`leader_election`] picking
+//! the replica that runs them), the objects every cluster starts with ([`bootstrap`]),
+//! the review APIs ([`reviews`]) and what particular built-ins get from the
+//! configuration ([`controlplane`]).
+//!
+//! Everything generic is `kapi-apiserver`'s; this crate must not handle HTTP, encode
+//! or negotiate formats, or know how the server is wired and listens (the `kapi`
+//! crate's).
+//!
+//! ```
+//! let mut resources = kapi_apiserver::registry::Resources::new();
+//! kapi_kube::generated::register(&mut resources);
+//! assert!(resources.strategies().len() > 50);
+//! ```
+
+pub mod admission;
+pub mod allocation;
+pub mod bootstrap;
+pub mod controllers;
+pub mod controlplane;
+pub mod generated;
+pub mod hooks;
+pub mod leader_election;
+pub mod reviews;
