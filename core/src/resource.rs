@@ -33,6 +33,19 @@ pub struct ScaleInfo {
     pub label_selector_path: Option<Str>,
 }
 
+impl ScaleInfo {
+    /// The group of the kind a `/scale` subresource reads and writes, whatever the
+    /// resource: `autoscaling/v1` `Scale`, as kube-apiserver serves it for built-in and
+    /// custom resources alike.
+    pub const GROUP: &'static str = "autoscaling";
+    /// The version of that kind.
+    pub const VERSION: &'static str = "v1";
+    /// The kind itself.
+    pub const KIND: &'static str = "Scale";
+    /// Its `apiVersion`.
+    pub const API_VERSION: &'static str = "autoscaling/v1";
+}
+
 /// The subresources a resource version serves.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Subresources {

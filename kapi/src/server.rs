@@ -199,7 +199,7 @@ pub async fn serve(
     let (authenticator, tls) = security_setup(security, &pki)?;
 
     let (policy, mut policy_synced, policy_task) =
-        kapi_apiserver::authorization::policy::start(registry.clone(), stop_rx.clone());
+        kapi_kube::rbac::start(registry.clone(), stop_rx.clone());
     let (webhooks, mut webhooks_synced, webhooks_task) =
         kapi_kube::admission::webhook::start(registry.clone(), stop_rx.clone());
     wait_synced(&mut policy_synced, "the RBAC policy").await;

@@ -5,9 +5,9 @@
 //! ([`generated`], by this crate's `build.rs`), their strategies ([`hooks`], one module
 //! per group and kind), Service allocation ([`allocation`]), the admission plugins
 //! ([`admission`]), the controllers ([`controllers`], with [`leader_election`] picking
-//! the replica that runs them), the objects every cluster starts with ([`bootstrap`]),
-//! the review APIs ([`reviews`]) and what particular built-ins get from the
-//! configuration ([`controlplane`]).
+//! the replica that runs them), the RBAC authorizer's policy ([`rbac`]), the objects
+//! every cluster starts with ([`bootstrap`]), the review APIs ([`reviews`]) and what
+//! particular built-ins get from the configuration ([`controlplane`]).
 //!
 //! Everything generic is `kapi-apiserver`'s; this crate must not handle HTTP, encode
 //! or negotiate formats, or know how the server is wired and listens (the `kapi`
@@ -27,4 +27,5 @@ pub mod controlplane;
 pub mod generated;
 pub mod hooks;
 pub mod leader_election;
+pub mod rbac;
 pub mod reviews;

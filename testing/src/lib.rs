@@ -7,6 +7,7 @@
 //! - [`EtcdCluster`]: several etcd members on loopback, for replicas and fault tests;
 //! - [`testdata_dir`]: where the shared test data lives;
 //! - [`yaml_documents`]: every document of a YAML file (a CRD file, a manifest) as JSON;
+//! - [`widget_crd`]: a minimal CRD of the `Widget` example, for unit tests;
 //! - [`bench`]: medians, quantiles and the result table of the benchmark binaries.
 //!
 //! ```no_run
@@ -223,6 +224,24 @@ pub fn testdata_crd_files() -> Vec<PathBuf> {
         .collect();
     files.sort();
     files
+}
+
+/// A minimal CustomResourceDefinition of the namespaced `widgets.example.kapi.dev`
+/// served (and stored) at `version`, with an open schema: the custom resource unit
+/// tests make a `ResourceInfo` of.
+pub fn widget_crd(version: &str) -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.kapi.dev"},
+        "spec": {
+            "group": "example.kapi.dev",
+            "scope": "Namespaced",
+            "names": {"kind": "Widget", "plural": "widgets"},
+            "versions": [{"name": version, "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object"}}}]
+        }
+    })
 }
 
 /// Every document of a YAML file as JSON values, in order (empty documents skipped).

@@ -15,6 +15,9 @@ const USER: &str = "impersonate-user";
 const UID: &str = "impersonate-uid";
 const GROUP: &str = "impersonate-group";
 const EXTRA: &str = "impersonate-extra-";
+/// The group whose `userextras` and `uids` a user must be allowed to impersonate, as
+/// k8s.io/apiserver's impersonation filter asks.
+const AUTHENTICATION_GROUP: &str = "authentication.k8s.io";
 
 /// The user a request acts as: `requester` unless it impersonates someone, which it
 /// must be allowed to.
@@ -93,14 +96,14 @@ pub fn impersonate(
     }
     for (key, values) in &extra {
         for v in values {
-            let mut attrs = ask("authentication.k8s.io", "userextras", "", v);
+            let mut attrs = ask(AUTHENTICATION_GROUP, "userextras", "", v);
             attrs.subresource = key.clone();
             check(attrs)?;
         }
     }
     let uid = uids.first().cloned().unwrap_or_default();
     if !uid.is_empty() {
-        check(ask("authentication.k8s.io", "uids", "", &uid))?;
+        check(ask(AUTHENTICATION_GROUP, "uids", "", &uid))?;
     }
     if name == ANONYMOUS {
         if !groups.iter().any(|g| g == UNAUTHENTICATED) {

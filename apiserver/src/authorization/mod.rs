@@ -1,22 +1,27 @@
 //! May this user do what this request asks? The attributes of a request
 //! ([`request::attributes`]), and the authorizers kube-apiserver chains: members of
-//! `system:masters` may do anything, then RBAC decides.
+//! `system:masters` may do anything, then RBAC decides over the policy it is given
+//! ([`LivePolicy`]; reading it from the RBAC kinds is `kapi-kube`'s).
 
 pub mod impersonation;
-pub mod policy;
 pub mod request;
 
 use http::StatusCode;
 use kapi_auth::authz::{Attributes, Decision};
 use serde_json::json;
 
+use crate::registry::informer::Live;
 use crate::status::ApiError;
+
+/// The RBAC policy the authorizer reads: the latest complete snapshot of what is
+/// stored, kept by whoever serves the RBAC kinds (`kapi-kube`'s `rbac`).
+pub type LivePolicy = Live<kapi_auth::authz::PolicySnapshot>;
 
 /// The server's authorizer.
 #[derive(Clone, Default)]
 pub struct Authorizer {
     /// The RBAC policy (none: only `system:masters` may do anything).
-    pub policy: Option<std::sync::Arc<policy::LivePolicy>>,
+    pub policy: Option<std::sync::Arc<LivePolicy>>,
 }
 
 impl Authorizer {

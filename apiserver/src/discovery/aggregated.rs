@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use kapi_core::{ObjectStrategy, ResourceInfo, Scope};
+use kapi_core::{ObjectStrategy, ResourceInfo, ScaleInfo, Scope};
 use serde_json::{Map, Value, json};
 
 use super::legacy::strings;
@@ -126,7 +126,11 @@ fn resource_discovery(info: &ResourceInfo) -> Value {
     if info.subresources.scale.is_some() {
         subresources.push(json!({
             "subresource": "scale",
-            "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
+            "responseKind": {
+                "group": ScaleInfo::GROUP,
+                "version": ScaleInfo::VERSION,
+                "kind": ScaleInfo::KIND,
+            },
             "verbs": SUBRESOURCE_VERBS,
         }));
     }

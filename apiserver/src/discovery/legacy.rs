@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use kapi_core::{ObjectStrategy, ResourceInfo};
+use kapi_core::{ObjectStrategy, ResourceInfo, ScaleInfo};
 use serde_json::{Map, Value, json};
 
 use super::{SUBRESOURCE_VERBS, group_versions, named_groups, resources_of, storage_hash_for};
@@ -84,9 +84,9 @@ pub fn api_resource_list(
                 "name": format!("{}/scale", info.plural),
                 "singularName": "",
                 "namespaced": info.namespaced(),
-                "group": "autoscaling",
-                "version": "v1",
-                "kind": "Scale",
+                "group": ScaleInfo::GROUP,
+                "version": ScaleInfo::VERSION,
+                "kind": ScaleInfo::KIND,
                 "verbs": SUBRESOURCE_VERBS,
             }));
         }

@@ -59,8 +59,8 @@ fn scale_of(obj: &Value, scale: &ScaleInfo) -> Value {
         _ => {}
     }
     json!({
-        "kind": "Scale",
-        "apiVersion": "autoscaling/v1",
+        "kind": ScaleInfo::KIND,
+        "apiVersion": ScaleInfo::API_VERSION,
         "metadata": metadata,
         "spec": { "replicas": replicas },
         "status": status,
@@ -117,7 +117,9 @@ where
     };
     let opts = super::with_admission(opts, &req);
     // `autoscaling/v1` `Scale` is a built-in kind, in protobuf too, whatever is scaled.
-    let scale_message = api.protobuf.kind("autoscaling", "v1", "Scale");
+    let scale_message = api
+        .protobuf
+        .kind(ScaleInfo::GROUP, ScaleInfo::VERSION, ScaleInfo::KIND);
     let wire = scale_message.map(|m| Wire::of(api.protobuf, m));
     let output = super::output_of(&req, wire)?;
     let new_scale: ScaleChange = match verb {

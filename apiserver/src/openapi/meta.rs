@@ -11,6 +11,7 @@ use kapi_core::__private::k8s_openapi::apimachinery::pkg::apis::meta::v1::{
     DeleteOptions, ListMeta, ObjectMeta, Patch, Status, WatchEvent,
 };
 use kapi_core::__private::k8s_openapi::apimachinery::pkg::runtime::RawExtension;
+use kapi_core::ScaleInfo;
 use kapi_core::schemars::SchemaGenerator;
 use serde_json::{Value, json};
 
@@ -61,7 +62,13 @@ fn definitions_of(add: impl FnOnce(&mut SchemaGenerator)) -> BTreeMap<String, Va
     // The kinds a client may look up by group-version-kind, tagged as kube-apiserver
     // tags them.
     tag_gvk(&mut defs, STATUS, "", "v1", "Status");
-    tag_gvk(&mut defs, SCALE, "autoscaling", "v1", "Scale");
+    tag_gvk(
+        &mut defs,
+        SCALE,
+        ScaleInfo::GROUP,
+        ScaleInfo::VERSION,
+        ScaleInfo::KIND,
+    );
     defs
 }
 

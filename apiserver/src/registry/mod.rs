@@ -413,28 +413,17 @@ impl NamespaceLookup {
     }
 }
 
-/// What unit tests of the server's crates share.
-#[doc(hidden)]
-pub mod test_support {
+/// What the crate's unit tests share.
+#[cfg(test)]
+pub(crate) mod test_support {
     use kapi_core::ResourceInfo;
-    use serde_json::json;
 
     /// The `ResourceInfo` of a namespaced `widgets.example.kapi.dev` served at
     /// `version`, from a minimal CRD.
     pub fn widget_info(version: &str) -> ResourceInfo {
-        let crd = kapi_core::crd::CustomResourceDefinition::parse(&json!({
-            "apiVersion": "apiextensions.k8s.io/v1",
-            "kind": "CustomResourceDefinition",
-            "metadata": {"name": "widgets.example.kapi.dev"},
-            "spec": {
-                "group": "example.kapi.dev",
-                "scope": "Namespaced",
-                "names": {"kind": "Widget", "plural": "widgets"},
-                "versions": [{"name": version, "served": true, "storage": true,
-                    "schema": {"openAPIV3Schema": {"type": "object"}}}]
-            }
-        }))
-        .unwrap();
+        let crd =
+            kapi_core::crd::CustomResourceDefinition::parse(&kapi_testing::widget_crd(version))
+                .unwrap();
         crd.resource_info(&crd.versions[0])
     }
 }

@@ -63,7 +63,7 @@ pub struct Webhooks {
 }
 
 /// Starts watching the webhook configurations; the receiver turns `true` once the
-/// stored ones are read (as [`kapi_apiserver::authorization::policy::start`]).
+/// stored ones are read (as [`crate::rbac::start`]).
 pub fn start(
     registry: Arc<Registry>,
     shutdown: watch::Receiver<bool>,
@@ -588,11 +588,18 @@ fn internal(error: &str) -> ApiError {
     }
 }
 
+/// The `ResourceInfo` of the `Widget` example served at `version`, for the unit tests.
+#[cfg(test)]
+fn widget_info(version: &str) -> kapi_core::ResourceInfo {
+    let crd = kapi_core::crd::CustomResourceDefinition::parse(&kapi_testing::widget_crd(version))
+        .unwrap();
+    crd.resource_info(&crd.versions[0])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use kapi_apiserver::registry::Operation;
-    use kapi_apiserver::registry::test_support::widget_info;
 
     fn hook(policy: &str) -> Hook {
         Hook::from_json(

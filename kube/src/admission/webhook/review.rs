@@ -293,8 +293,8 @@ pub fn apply_patch(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::admission::webhook::widget_info;
     use kapi_apiserver::registry::Operation;
-    use kapi_apiserver::registry::test_support::widget_info;
 
     fn body(v: Value) -> Vec<u8> {
         serde_json::to_vec(&v).unwrap()

@@ -1,6 +1,8 @@
-//! The RBAC policy as it is stored, kept in memory by watching the four
-//! `rbac.authorization.k8s.io` resources (kube-apiserver's RBAC authorizer reads
-//! informers the same way), and ClusterRole aggregation: a ClusterRole with an
+//! The RBAC authorizer's policy (kube's `plugin/pkg/auth/authorizer/rbac`): the policy
+//! as it is stored, kept in memory by watching the four `rbac.authorization.k8s.io`
+//! resources (kube-apiserver's RBAC authorizer reads informers the same way) for the
+//! generic [`Authorizer`](kapi_apiserver::authorization::Authorizer), and ClusterRole
+//! aggregation: a ClusterRole with an
 //! `aggregationRule` gets the rules of the ClusterRoles it selects written into it.
 
 use std::sync::Arc;
@@ -11,9 +13,10 @@ use serde_json::Value;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::registry::informer::{self, Live, Mirror, Watched};
-use crate::registry::watch::WatchEventType;
-use crate::registry::{Registry, Subresource, WriteOptions};
+use kapi_apiserver::authorization::LivePolicy;
+use kapi_apiserver::registry::informer::{self, Mirror, Watched};
+use kapi_apiserver::registry::watch::WatchEventType;
+use kapi_apiserver::registry::{Registry, Subresource, WriteOptions};
 
 const GROUP: &str = "rbac.authorization.k8s.io";
 const KINDS: [&str; 4] = [
@@ -22,9 +25,6 @@ const KINDS: [&str; 4] = [
     "rolebindings",
     "clusterrolebindings",
 ];
-
-/// The policy the authorizer reads: the latest complete snapshot.
-pub type LivePolicy = Live<PolicySnapshot>;
 
 /// Starts watching the policy; the receiver turns `true` once every kind's current
 /// objects are in.
