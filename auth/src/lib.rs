@@ -12,6 +12,9 @@
 //! - [`audit`]: the audit log (`audit.k8s.io/v1` `Policy` and `Event`), as JSON lines.
 //!
 //! Nothing here does I/O on requests or storage; the server feeds it what it has read.
+//! It must not know HTTP, the registry or how objects are stored, and of the resources
+//! it knows only those its decisions are made of: the RBAC kinds and the users'
+//! ServiceAccounts.
 
 pub mod audit;
 pub mod authn;

@@ -43,6 +43,10 @@
 //! Everything stays on loopback addresses, and everything is bounded in time: each
 //! call has a timeout, each cell a duration, each start a deadline, each fan-out a
 //! drain period.
+//!
+//! It must not link the server it measures: kapi runs as its own process, driven over
+//! HTTP as any client drives it (the embedded store is driven in-process only as a
+//! limit to compare with).
 
 pub mod chart;
 pub mod client;

@@ -32,6 +32,10 @@
 //! writes a formatted module tree ([`Builder::generate_module_tree`]); `kapi check
 //! --schemas DIR` only validates ([`Builder::check`]); `kapi import-openapi` runs
 //! [`import`]. Problems are reported as `file:line:column: yaml.path: message`.
+//!
+//! It must not run at serve time or know how a server serves what it generates: its
+//! output is Rust for `kapi-core`'s traits, and what a built-in kind does beyond its
+//! schema is hand-written hooks it only names.
 
 mod definitions;
 mod diagnostic;

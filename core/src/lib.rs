@@ -19,6 +19,10 @@
 //! - [`field`]: field paths and field errors;
 //! - [`yaml`]: YAML's double-quoted scalars, as the import and the server write them.
 //!
+//! It must not do I/O or know HTTP, storage, or any particular resource: a resource
+//! reaches it as a [`ResourceInfo`] and a schema, its rules as [`Hooks`], and the
+//! built-in kinds' protobuf messages as a catalog it is given.
+//!
 //! ```
 //! use kapi_core::schema::Schema;
 //! use serde_json::json;

@@ -16,7 +16,11 @@
 //! ```
 //! let mut resources = kapi_apiserver::registry::Resources::new();
 //! kapi_kube::generated::register(&mut resources);
-//! assert!(resources.strategies().len() > 50);
+//! let deployments = resources
+//!     .strategies()
+//!     .iter()
+//!     .find(|s| s.info().api_version() == "apps/v1" && s.info().plural == "deployments");
+//! assert_eq!(deployments.unwrap().info().kind, "Deployment");
 //! ```
 
 pub mod admission;

@@ -10,6 +10,9 @@
 //! `kapi_core::Resource`, next to the trait) and `serde` for its own derives. Generated
 //! code reaches `schemars`, `k8s-openapi` and `serde_json` through kapi-core.
 //!
+//! It must not know any particular resource or how one is served: it describes the
+//! struct it is given, by the rules of `kapi-validation`, and nothing else.
+//!
 //! ## Example
 //!
 //! ```

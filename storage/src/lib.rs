@@ -15,6 +15,11 @@
 //!   stale-tolerant reads and watches of one prefix from memory;
 //! - [`encryption`]: encryption at rest, [`EncryptedStorage`] over either backend
 //!   (below the cache) with the providers of an [`EncryptionConfig`] file.
+//!
+//! It must not know resources, kinds, schemas or HTTP: it keeps opaque values under
+//! keys and watches them. Which resource a key belongs to is the caller's to say (the
+//! encryption configuration is asked by group and resource name); the configuration's
+//! parser alone applies k8s.io/apiserver's rules on which names a file may list.
 
 pub mod cacher;
 pub mod embedded;

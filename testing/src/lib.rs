@@ -17,6 +17,9 @@
 //! ```
 //!
 //! Tests that need etcd fail loudly when it is missing: they are never skipped.
+//!
+//! It must not depend on kapi's own crates, so that every crate's tests can use it;
+//! what it hands out is plain JSON, paths and processes.
 
 pub mod bench;
 
