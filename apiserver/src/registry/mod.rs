@@ -216,17 +216,23 @@ impl Registry {
     ) -> Arc<Store> {
         let info = strategy.info();
         let resource_prefix = keys::resource_prefix(&self.prefix, info);
-        let cached = served
-            .caches
-            .entry(resource_prefix.clone())
-            .or_insert_with(|| {
-                Arc::new(Cacher::new(
-                    self.storage.clone(),
-                    &resource_prefix,
-                    self.options.watch_cache.clone(),
-                ))
-            })
-            .clone();
+        // A resource nobody may read (the review APIs: create only, answered and never
+        // stored) gets no watch cache, which would watch a prefix that stays empty.
+        let cached = if !is_readable(info) {
+            self.storage.clone()
+        } else {
+            served
+                .caches
+                .entry(resource_prefix.clone())
+                .or_insert_with(|| {
+                    Arc::new(Cacher::new(
+                        self.storage.clone(),
+                        &resource_prefix,
+                        self.options.watch_cache.clone(),
+                    ))
+                })
+                .clone()
+        };
         let resource = (info.group.to_string(), info.plural.to_string());
         Arc::new(Store::new(
             strategy.clone(),
@@ -388,6 +394,14 @@ fn resource_key(info: &kapi_core::ResourceInfo) -> ResourceKey {
     )
 }
 
+/// Whether a resource's objects can be read at all: it serves `get`, `list` or
+/// `watch`.
+pub fn is_readable(info: &kapi_core::ResourceInfo) -> bool {
+    info.verbs
+        .iter()
+        .any(|v| matches!(&**v, "get" | "list" | "watch"))
+}
+
 fn is_resource(info: &kapi_core::ResourceInfo, group: &str, plural: &str) -> bool {
     info.group == group && info.plural == plural
 }
@@ -425,5 +439,49 @@ pub(crate) mod test_support {
             kapi_core::crd::CustomResourceDefinition::parse(&kapi_testing::widget_crd(version))
                 .unwrap();
         crd.resource_info(&crd.versions[0])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+
+    use kapi_core::SchemaStrategy;
+    use kapi_core::schema::Schema;
+
+    use super::*;
+
+    fn strategy(
+        version: &str,
+        verbs: Cow<'static, [Cow<'static, str>]>,
+    ) -> Arc<dyn ObjectStrategy> {
+        let mut info = test_support::widget_info(version);
+        info.verbs = verbs;
+        let schema = Schema::parse(&serde_json::json!({"type": "object"})).unwrap();
+        Arc::new(SchemaStrategy::new(info, schema))
+    }
+
+    #[tokio::test]
+    async fn only_readable_resources_get_a_watch_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage: Arc<dyn Storage> =
+            Arc::new(kapi_storage::EmbeddedStorage::open(dir.path()).unwrap());
+        let mut resources = Resources::new();
+        resources.register(strategy("v1", vec![Cow::Borrowed("create")].into()));
+        let registry = Registry::new(&resources, storage.clone(), "/registry");
+        assert!(registry.get("example.kapi.dev", "v1", "widgets").is_some());
+        assert!(registry.snapshot().caches.is_empty());
+
+        let mut resources = Resources::new();
+        resources.register(strategy("v1", kapi_core::resource::ALL_VERBS));
+        let registry = Registry::new(&resources, storage, "/registry");
+        let caches = registry
+            .snapshot()
+            .caches
+            .keys()
+            .cloned()
+            .collect::<Vec<_>>();
+        assert_eq!(caches, ["/registry/example.kapi.dev/widgets/"]);
+        registry.close().await;
     }
 }

@@ -189,7 +189,18 @@ impl Feeds {
         tx: &mpsc::Sender<Message>,
         shutdown: &watch::Receiver<bool>,
     ) {
-        let current = registry.stores();
+        // As kube's collector, only resources it can list and watch: the others (the
+        // review APIs) hold no objects to own or be owned.
+        let current: Vec<_> = registry
+            .stores()
+            .into_iter()
+            .filter(|s| {
+                let verbs = &s.info().verbs;
+                ["list", "watch"]
+                    .iter()
+                    .all(|v| verbs.iter().any(|s| s == v))
+            })
+            .collect();
         self.active.retain(|index, (store, task)| {
             let kept = current.iter().any(|s| Arc::ptr_eq(s, store));
             if !kept {
