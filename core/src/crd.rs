@@ -235,20 +235,33 @@ fn wrong_type(path: &FieldPath, v: &Value, want: &str) -> FieldError {
     FieldError::wrong_type(path, v, want)
 }
 
+/// The value at `key` as `read` takes it; absent or null is `None`, and a value `read`
+/// refuses is an error saying it should be `want`.
+fn optional<T>(
+    obj: &Map<String, Value>,
+    key: &str,
+    at: &FieldPath,
+    errs: &mut ErrorList,
+    want: &str,
+    read: impl FnOnce(&Value) -> Option<T>,
+) -> Option<T> {
+    let value = obj.get(key).filter(|v| !v.is_null())?;
+    let read = read(value);
+    if read.is_none() {
+        errs.push(wrong_type(&at.child(key), value, want));
+    }
+    read
+}
+
 fn opt_string(
     obj: &Map<String, Value>,
     key: &str,
     at: &FieldPath,
     errs: &mut ErrorList,
 ) -> Option<String> {
-    match obj.get(key) {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(other) => {
-            errs.push(wrong_type(&at.child(key), other, "string"));
-            None
-        }
-    }
+    optional(obj, key, at, errs, "string", |v| {
+        v.as_str().map(str::to_string)
+    })
 }
 
 fn opt_bool(
@@ -257,14 +270,7 @@ fn opt_bool(
     at: &FieldPath,
     errs: &mut ErrorList,
 ) -> Option<bool> {
-    match obj.get(key) {
-        None | Some(Value::Null) => None,
-        Some(Value::Bool(b)) => Some(*b),
-        Some(other) => {
-            errs.push(wrong_type(&at.child(key), other, "boolean"));
-            None
-        }
-    }
+    optional(obj, key, at, errs, "boolean", Value::as_bool)
 }
 
 fn string_list(
@@ -683,5 +689,45 @@ fn parse_conversion(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorList) -> 
             ));
             Conversion::None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn fields_of_the_wrong_type_are_errors_at_their_path() {
+        let errs = CustomResourceDefinition::parse(&json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.kapi.dev"},
+            "spec": {
+                "group": 5,
+                "scope": "Namespaced",
+                "names": {"kind": "Widget", "plural": "widgets", "singular": null},
+                "versions": [{"name": "v1", "served": "yes", "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object"}}}]
+            }
+        }))
+        .unwrap_err();
+        let messages: Vec<String> = errs.iter().map(ToString::to_string).collect();
+        let said = |want: &str| messages.iter().any(|m| m == want);
+        assert!(
+            said("spec.group: Invalid value: 5: must be of type string, not number"),
+            "{messages:?}"
+        );
+        assert!(
+            said(
+                "spec.versions[0].served: Invalid value: \"yes\": must be of type boolean, not string"
+            ),
+            "{messages:?}"
+        );
+        // A null is as good as absent: the singular defaults from the kind.
+        assert!(
+            !messages.iter().any(|m| m.contains("singular")),
+            "{messages:?}"
+        );
     }
 }

@@ -2,6 +2,7 @@
 //! and template, update strategy, revision history), the immutable selector, and the
 //! cells of kube's printer.
 
+use kapi_core::__private::k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kapi_core::__private::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
 use serde_json::Value;
@@ -13,11 +14,17 @@ use crate::hooks::core::pod_spec::{
 };
 use crate::hooks::{nonnegative, strings};
 
-use super::{int_or_percent, selector_immutable, validate_selector_and_template};
+use super::{Workload, int_or_percent, validate_selector_and_template, validate_workload_update};
 
 /// The hooks of DaemonSet.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DaemonSetHooks;
+
+impl Workload for DaemonSet {
+    fn selector(&self) -> Option<&LabelSelector> {
+        self.spec.as_ref().map(|s| &s.selector)
+    }
+}
 
 impl Hooks<DaemonSet> for DaemonSetHooks {
     fn allow_unconditional_update(&self) -> bool {
@@ -90,11 +97,7 @@ impl Hooks<DaemonSet> for DaemonSetHooks {
     }
 
     fn validate_update(&self, new: &DaemonSet, old: &DaemonSet) -> ErrorList {
-        let mut errs = self.validate(new);
-        if let (Some(n), Some(o)) = (new.spec.as_ref(), old.spec.as_ref()) {
-            errs.extend(selector_immutable(&n.selector, &o.selector));
-        }
-        errs
+        validate_workload_update(self, new, old)
     }
 
     fn table_cell(&self, column: &str, ds: &DaemonSet) -> Option<Value> {

@@ -2,6 +2,7 @@
 //! (replicas, selector and template, update strategy, progress deadline), the immutable
 //! selector, and the cells of kube's printer.
 
+use kapi_core::__private::k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kapi_core::__private::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
 use serde_json::Value;
@@ -11,11 +12,20 @@ use crate::generated::apps::v1::Deployment;
 use crate::hooks::core::pod_spec::{container_cell, default_template, selector_string};
 use crate::hooks::{nonnegative, strings};
 
-use super::{int_or_percent, replicas_cell, selector_immutable, validate_selector_and_template};
+use super::{
+    Workload, int_or_percent, replicas_cell, validate_selector_and_template,
+    validate_workload_update,
+};
 
 /// The hooks of Deployment.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DeploymentHooks;
+
+impl Workload for Deployment {
+    fn selector(&self) -> Option<&LabelSelector> {
+        self.spec.as_ref().map(|s| &s.selector)
+    }
+}
 
 impl Hooks<Deployment> for DeploymentHooks {
     fn allow_unconditional_update(&self) -> bool {
@@ -122,11 +132,7 @@ impl Hooks<Deployment> for DeploymentHooks {
     }
 
     fn validate_update(&self, new: &Deployment, old: &Deployment) -> ErrorList {
-        let mut errs = self.validate(new);
-        if let (Some(n), Some(o)) = (new.spec.as_ref(), old.spec.as_ref()) {
-            errs.extend(selector_immutable(&n.selector, &o.selector));
-        }
-        errs
+        validate_workload_update(self, new, old)
     }
 
     fn table_cell(&self, column: &str, d: &Deployment) -> Option<Value> {

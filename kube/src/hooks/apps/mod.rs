@@ -64,16 +64,31 @@ fn validate_selector_and_template(
     errs
 }
 
+/// An apps/v1 workload whose selector is the one field that may not change once it is
+/// created (Deployment, ReplicaSet, DaemonSet; a StatefulSet forbids more).
+trait Workload {
+    /// `spec.selector`, when the object has a spec.
+    fn selector(&self) -> Option<&LabelSelector>;
+}
+
+/// A [`Workload`]'s update checks: the new object's own, then
 /// `spec.selector: Invalid value: ...: field is immutable` when it changed.
-fn selector_immutable(new: &LabelSelector, old: &LabelSelector) -> ErrorList {
-    if new == old {
-        return ErrorList::new();
+fn validate_workload_update<W: Workload>(
+    hooks: &impl kapi_core::Hooks<W>,
+    new: &W,
+    old: &W,
+) -> ErrorList {
+    let mut errs = hooks.validate(new);
+    if let (Some(n), Some(o)) = (new.selector(), old.selector()) {
+        if n != o {
+            errs.push(selector_error(
+                &FieldPath::new("spec.selector"),
+                n,
+                "field is immutable",
+            ));
+        }
     }
-    vec![selector_error(
-        &FieldPath::new("spec.selector"),
-        new,
-        "field is immutable",
-    )]
+    errs
 }
 
 fn int_or_percent(v: Option<&IntOrString>) -> Option<i64> {

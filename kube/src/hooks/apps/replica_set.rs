@@ -2,6 +2,7 @@
 //! (replicas, selector and template), the immutable selector, and the cells of kube's
 //! printer.
 
+use kapi_core::__private::k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kapi_core::{ErrorList, FieldPath, Hooks};
 use serde_json::Value;
 
@@ -9,11 +10,17 @@ use crate::generated::apps::v1::ReplicaSet;
 use crate::hooks::core::pod_spec::{container_cell, default_template, selector_string};
 use crate::hooks::nonnegative;
 
-use super::{selector_immutable, validate_selector_and_template};
+use super::{Workload, validate_selector_and_template, validate_workload_update};
 
 /// The hooks of ReplicaSet.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ReplicaSetHooks;
+
+impl Workload for ReplicaSet {
+    fn selector(&self) -> Option<&LabelSelector> {
+        self.spec.as_ref().map(|s| &s.selector)
+    }
+}
 
 impl Hooks<ReplicaSet> for ReplicaSetHooks {
     fn allow_unconditional_update(&self) -> bool {
@@ -55,11 +62,7 @@ impl Hooks<ReplicaSet> for ReplicaSetHooks {
     }
 
     fn validate_update(&self, new: &ReplicaSet, old: &ReplicaSet) -> ErrorList {
-        let mut errs = self.validate(new);
-        if let (Some(n), Some(o)) = (new.spec.as_ref(), old.spec.as_ref()) {
-            errs.extend(selector_immutable(&n.selector, &o.selector));
-        }
-        errs
+        validate_workload_update(self, new, old)
     }
 
     fn table_cell(&self, column: &str, rs: &ReplicaSet) -> Option<Value> {
