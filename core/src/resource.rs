@@ -140,6 +140,11 @@ pub struct ResourceInfo {
 }
 
 impl ResourceInfo {
+    /// Whether the resource serves `verb` (`get`, `list`, `create`, ...).
+    pub fn serves(&self, verb: &str) -> bool {
+        self.verbs.iter().any(|v| v == verb)
+    }
+
     /// `group/version`, or just `version` for the core group.
     pub fn api_version(&self) -> String {
         if self.group.is_empty() {

@@ -126,7 +126,7 @@ where
         },
     };
     let served = matches!(verb, Verb::Get | Verb::Update | Verb::Patch) || sub.is_none();
-    if !served || (sub.is_none() && !info.verbs.iter().any(|v| v == verb.as_str())) {
+    if !served || (sub.is_none() && !info.serves(verb.as_str())) {
         return Err(ApiError::method_not_supported(info, verb.as_str()));
     }
     let Negotiated { wire, output } = negotiated;

@@ -217,7 +217,7 @@ struct Operations<'a> {
 impl Operations<'_> {
     /// Whether the resource serves `verb`.
     fn serves(&self, verb: &str) -> bool {
-        self.info.verbs.iter().any(|v| v == verb)
+        self.info.serves(verb)
     }
 
     /// An operation such as `patchNamespacedDeploymentScale`, for

@@ -397,9 +397,7 @@ fn resource_key(info: &kapi_core::ResourceInfo) -> ResourceKey {
 /// Whether a resource's objects can be read at all: it serves `get`, `list` or
 /// `watch`.
 pub fn is_readable(info: &kapi_core::ResourceInfo) -> bool {
-    info.verbs
-        .iter()
-        .any(|v| matches!(&**v, "get" | "list" | "watch"))
+    ["get", "list", "watch"].iter().any(|v| info.serves(v))
 }
 
 fn is_resource(info: &kapi_core::ResourceInfo, group: &str, plural: &str) -> bool {

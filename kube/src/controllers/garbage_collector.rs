@@ -194,12 +194,7 @@ impl Feeds {
         let current: Vec<_> = registry
             .stores()
             .into_iter()
-            .filter(|s| {
-                let verbs = &s.info().verbs;
-                ["list", "watch"]
-                    .iter()
-                    .all(|v| verbs.iter().any(|s| s == v))
-            })
+            .filter(|s| s.info().serves("list") && s.info().serves("watch"))
             .collect();
         self.active.retain(|index, (store, task)| {
             let kept = current.iter().any(|s| Arc::ptr_eq(s, store));

@@ -77,12 +77,8 @@ async fn sweep(registry: &Registry, namespaces: &Arc<Store>) {
 async fn finalize(registry: &Registry, namespaces: &Arc<Store>, ns: &str) {
     let mut remaining = 0;
     for store in registry.stores().iter().filter(|s| s.info().namespaced()) {
-        if !store
-            .info()
-            .verbs
-            .iter()
-            .any(|v| v == "deletecollection" || v == "delete")
-        {
+        let info = store.info();
+        if !info.serves("deletecollection") && !info.serves("delete") {
             continue;
         }
         match store
