@@ -91,14 +91,16 @@ impl Api {
 
     /// Serves one request from `peer`, and records it in the metrics. The request is
     /// resolved here, once ([`RequestInfo`]); every later step reads that.
-    pub async fn handle<B>(&self, req: Request<B>, peer: &Peer) -> Response<Body>
+    pub async fn handle<B>(&self, mut req: Request<B>, peer: &Peer) -> Response<Body>
     where
         B: hyper::body::Body<Data = Bytes> + Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let start = std::time::Instant::now();
         let info = RequestInfo::resolve(req.method(), req.uri());
-        let pretty = negotiation::PrettyPrint::of(req.headers(), &info.query);
+        let accepted = negotiation::Accepted::of(req.headers());
+        let pretty = negotiation::PrettyPrint::from_accepted(&accepted, req.headers(), &info.query);
+        req.extensions_mut().insert(accepted);
         let res = self.filtered(req, &info, peer).await;
         let res = indented_if(pretty, res).await;
         let labels = crate::metrics::RequestLabels::of(&info, res.status());
@@ -185,15 +187,14 @@ pub fn admission_of<B>(req: &Request<B>) -> Option<Arc<dyn crate::registry::Admi
 #[derive(Clone)]
 struct RequestAdmission(Arc<dyn crate::registry::Admission>);
 
-/// The output format for a request, from its `Accept` header.
+/// The output format for a request, from its `Accept` header as [`Api::handle`] read
+/// it (or read here, for a request that did not come through it).
 pub fn output_of<B>(
     req: &Request<B>,
     protobuf: Option<negotiation::Wire>,
 ) -> Result<Output, ApiError> {
-    negotiation::output(
-        req.headers()
-            .get(header::ACCEPT)
-            .and_then(|v| v.to_str().ok()),
-        protobuf,
-    )
+    match req.extensions().get::<negotiation::Accepted>() {
+        Some(accepted) => accepted.output(protobuf),
+        None => negotiation::Accepted::of(req.headers()).output(protobuf),
+    }
 }

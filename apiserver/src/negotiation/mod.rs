@@ -98,29 +98,109 @@ pub fn is_protobuf(content_type: &str) -> bool {
 /// when the kind has a message (`protobuf`); for a custom resource a protobuf range is
 /// passed over, as kube-apiserver passes it over.
 pub fn output(accept: Option<&str>, protobuf: Option<Wire>) -> Result<Output, ApiError> {
-    let Some(accept) = accept.filter(|a| !a.trim().is_empty()) else {
-        return Ok(Output::Json);
-    };
-    for range in parse_accept(accept) {
-        if range.is_json() {
-            if range.param("as").is_none() {
-                return Ok(Output::Json);
-            }
-            if let Some(c) = conversion(&range) {
-                return Ok(Output::Converted(c));
-            }
-        } else if range.type_ == "application"
-            && range.subtype == "vnd.kubernetes.protobuf"
-            && range.param("as").is_none()
-        {
-            if let Some(wire) = protobuf {
-                return Ok(Output::Protobuf(wire));
-            }
-        } else if range.is_yaml() {
-            return Ok(Output::Yaml);
+    Accepted::parse(accept).output(protobuf)
+}
+
+/// What a request's `Accept` asks for, read once per request: the handler's output
+/// format (with or without a protobuf form, which only the resource decides) and the
+/// layout of the answer ([`PrettyPrint`]) both come from the same ranges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Accepted {
+    /// The format of a resource whose kind has a protobuf message.
+    with_protobuf: Choice,
+    /// The format of one without.
+    without_protobuf: Choice,
+    /// The first JSON or YAML range's `pretty=1` (`Some(false)` for a range without it,
+    /// `None` when no range is JSON or YAML), conversions allowed...
+    pretty_success: Option<bool>,
+    /// ... and not (an error's `Status` is never a conversion).
+    pretty_error: Option<bool>,
+}
+
+/// One negotiated format, before the resource's protobuf message is known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Choice {
+    Json,
+    Yaml,
+    Converted(Conversion),
+    Protobuf,
+    NotAcceptable,
+}
+
+impl Accepted {
+    /// The request's `Accept` header, read.
+    pub fn of(headers: &http::HeaderMap) -> Self {
+        Self::parse(
+            headers
+                .get(http::header::ACCEPT)
+                .and_then(|v| v.to_str().ok()),
+        )
+    }
+
+    /// An `Accept` header's value, read; a missing or blank one takes JSON.
+    pub fn parse(accept: Option<&str>) -> Self {
+        let Some(accept) = accept.filter(|a| !a.trim().is_empty()) else {
+            return Self {
+                with_protobuf: Choice::Json,
+                without_protobuf: Choice::Json,
+                pretty_success: Some(false),
+                pretty_error: Some(false),
+            };
+        };
+        let ranges = parse_accept(accept);
+        let choose = |protobuf: bool| {
+            ranges
+                .iter()
+                .find_map(|range| choice(range, protobuf))
+                .unwrap_or(Choice::NotAcceptable)
+        };
+        let pretty = |conversions: bool| {
+            ranges.iter().find_map(|r| {
+                let json = r.is_json()
+                    && (r.param("as").is_none() || conversions && conversion(r).is_some());
+                (json || r.is_yaml()).then(|| json && r.param("pretty") == Some("1"))
+            })
+        };
+        Self {
+            with_protobuf: choose(true),
+            without_protobuf: choose(false),
+            pretty_success: pretty(true),
+            pretty_error: pretty(false),
         }
     }
-    Err(ApiError::not_acceptable(served(protobuf)))
+
+    /// The response format for a resource whose kind has a protobuf form (`Some`) or
+    /// none.
+    pub fn output(&self, protobuf: Option<Wire>) -> Result<Output, ApiError> {
+        let choice = match protobuf {
+            Some(_) => self.with_protobuf,
+            None => self.without_protobuf,
+        };
+        match (choice, protobuf) {
+            (Choice::Json, _) => Ok(Output::Json),
+            (Choice::Yaml, _) => Ok(Output::Yaml),
+            (Choice::Converted(c), _) => Ok(Output::Converted(c)),
+            (Choice::Protobuf, Some(wire)) => Ok(Output::Protobuf(wire)),
+            (Choice::Protobuf | Choice::NotAcceptable, _) => {
+                Err(ApiError::not_acceptable(served(protobuf)))
+            }
+        }
+    }
+}
+
+/// What `range` asks for, if the server can answer it (`protobuf`: the kind has a
+/// message).
+fn choice(range: &MediaRange, protobuf: bool) -> Option<Choice> {
+    if range.is_json() {
+        if range.param("as").is_none() {
+            return Some(Choice::Json);
+        }
+        return conversion(range).map(Choice::Converted);
+    }
+    if range.type_ == "application" && range.subtype == "vnd.kubernetes.protobuf" {
+        return (protobuf && range.param("as").is_none()).then_some(Choice::Protobuf);
+    }
+    range.is_yaml().then_some(Choice::Yaml)
 }
 
 /// The `Content-Type` of a response in `output` (kube-apiserver answers conversions
@@ -152,34 +232,31 @@ pub struct PrettyPrint {
 impl PrettyPrint {
     /// The layout a request's answers get.
     pub fn of(headers: &http::HeaderMap, query: &crate::request::Query) -> Self {
-        let header = |name| {
-            headers
-                .get(name)
-                .and_then(|v: &http::HeaderValue| v.to_str().ok())
-        };
+        Self::from_accepted(&Accepted::of(headers), headers, query)
+    }
+
+    /// The layout a request's answers get, its `Accept` read already.
+    pub fn from_accepted(
+        accepted: &Accepted,
+        headers: &http::HeaderMap,
+        query: &crate::request::Query,
+    ) -> Self {
         let asked = match query.get("pretty") {
             Some(v) if !v.is_empty() => {
                 matches!(v, "1" | "t" | "T" | "true" | "TRUE" | "True")
             }
-            _ => header(http::header::USER_AGENT).is_some_and(|ua| {
-                ["curl", "Wget", "Mozilla/5.0"]
-                    .iter()
-                    .any(|p| ua.starts_with(p))
-            }),
-        };
-        let accept = header(http::header::ACCEPT).filter(|a| !a.trim().is_empty());
-        let ranges = accept.map(parse_accept);
-        let chosen = |conversions: bool| match &ranges {
-            None => Some(false),
-            Some(ranges) => ranges.iter().find_map(|r| {
-                let json = r.is_json()
-                    && (r.param("as").is_none() || conversions && conversion(r).is_some());
-                (json || r.is_yaml()).then(|| json && r.param("pretty") == Some("1"))
-            }),
+            _ => headers
+                .get(http::header::USER_AGENT)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|ua| {
+                    ["curl", "Wget", "Mozilla/5.0"]
+                        .iter()
+                        .any(|p| ua.starts_with(p))
+                }),
         };
         Self {
-            success: asked || chosen(true).unwrap_or(false),
-            error: chosen(false).is_none_or(|pretty| pretty || asked),
+            success: asked || accepted.pretty_success.unwrap_or(false),
+            error: accepted.pretty_error.is_none_or(|pretty| pretty || asked),
         }
     }
 
