@@ -143,15 +143,8 @@ pub fn encode_stored(
     info: &ResourceInfo,
     stored: &StoredObject,
 ) -> Result<Bytes, ApiError> {
-    let message = object_message_of(wire, info)?;
-    enveloped_object(
-        wire.catalog,
-        message,
-        info,
-        &info.api_version(),
-        stored,
-        None,
-    )
+    let api_version = info.api_version();
+    Enveloper::new(wire, info, &api_version)?.enveloped(stored, None)
 }
 
 /// A page of a collection as the protobuf body of a LIST: its items' messages are cut
@@ -165,20 +158,17 @@ pub fn encode_list(
     let catalog = wire.catalog;
     let list_message =
         message_of(catalog, info, true).ok_or_else(|| uncatalogued(&info.list_kind))?;
-    let message = object_message_of(wire, info)?;
     let api_version = info.api_version();
-    let enveloped = list
-        .items
-        .iter()
-        .map(|item| {
-            let decoded = item.decoded.as_ref();
-            enveloped_object(catalog, message, info, &api_version, &item.stored, decoded)
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let items = enveloped
-        .iter()
-        .map(|e| raw_message(e))
-        .collect::<Result<Vec<_>, _>>()?;
+    let enveloper = Enveloper::new(wire, info, &api_version)?;
+    // Sized up front: collecting `Result`s grows a vector one doubling at a time.
+    let mut enveloped = Vec::with_capacity(list.items.len());
+    for item in &list.items {
+        enveloped.push(enveloper.enveloped(&item.stored, item.decoded.as_ref())?);
+    }
+    let mut items = Vec::with_capacity(enveloped.len());
+    for e in &enveloped {
+        items.push(raw_message(e)?);
+    }
     let mut fields = Map::new();
     fields.insert("metadata".into(), list.metadata.clone());
     let mut out = Vec::new();
@@ -199,47 +189,62 @@ fn object_message_of(wire: Wire, info: &ResourceInfo) -> Result<&'static Message
         .ok_or_else(|| uncatalogued(&info.kind))
 }
 
-/// A stored object enveloped in `api_version`: memoised beside the watch cache's copy
-/// of the object when it has one, so each state of an object is encoded once however
-/// often it is read, by GETs (the envelope as it is) or LISTs (the message inside it,
-/// [`raw_message`]). `decoded` is the object if it was parsed already.
-fn enveloped_object(
-    catalog: &Catalog,
+/// Envelopes stored objects of one resource in one version, everything that is the
+/// same for each object of a list (the message, the memo's key) looked up once.
+struct Enveloper<'a> {
+    catalog: &'static Catalog,
     message: &'static Message,
-    info: &ResourceInfo,
-    api_version: &str,
-    stored: &StoredObject,
-    decoded: Option<&Value>,
-) -> Result<Bytes, ApiError> {
-    let encode_it = || {
-        let parsed;
-        let object = match decoded {
-            Some(object) => object,
-            None => {
-                parsed = stored.decode(info)?;
-                &parsed
-            }
+    info: &'a ResourceInfo,
+    api_version: &'a str,
+    memo: u64,
+}
+
+impl<'a> Enveloper<'a> {
+    fn new(wire: Wire, info: &'a ResourceInfo, api_version: &'a str) -> Result<Self, ApiError> {
+        Ok(Self {
+            catalog: wire.catalog,
+            message: object_message_of(wire, info)?,
+            info,
+            api_version,
+            memo: memo_key("protobuf", api_version),
+        })
+    }
+
+    /// A stored object enveloped: memoised beside the watch cache's copy of the object
+    /// when it has one, so each state of an object is encoded once however often it is
+    /// read, by GETs (the envelope as it is) or LISTs (the message inside it,
+    /// [`raw_message`]). `decoded` is the object if it was parsed already.
+    fn enveloped(&self, stored: &StoredObject, decoded: Option<&Value>) -> Result<Bytes, ApiError> {
+        let encode_it = || {
+            let parsed;
+            let object = match decoded {
+                Some(object) => object,
+                None => {
+                    parsed = stored.decode(self.info)?;
+                    &parsed
+                }
+            };
+            let map = object.as_object().ok_or_else(|| {
+                ApiError::internal(
+                    "encoding an object as protobuf",
+                    &std::io::Error::other("the stored value is not an object"),
+                )
+            })?;
+            let mut out = Vec::with_capacity(stored.value.len() + 64);
+            let mark = envelope::begin_wrap(self.api_version, &self.info.kind, &mut out);
+            encode::encode(self.catalog, self.message, map, &mut out)
+                .map_err(|e| ApiError::internal("encoding an object as protobuf", &e))?;
+            envelope::end_wrap(&mut out, mark);
+            Ok(Bytes::from(out))
         };
-        let map = object.as_object().ok_or_else(|| {
-            ApiError::internal(
-                "encoding an object as protobuf",
-                &std::io::Error::other("the stored value is not an object"),
-            )
-        })?;
-        let mut out = Vec::with_capacity(stored.value.len() + 64);
-        let mark = envelope::begin_wrap(api_version, &info.kind, &mut out);
-        encode::encode(catalog, message, map, &mut out)
-            .map_err(|e| ApiError::internal("encoding an object as protobuf", &e))?;
-        envelope::end_wrap(&mut out, mark);
-        Ok(Bytes::from(out))
-    };
-    match stored.memo.encodings() {
-        Some(memo) => memo.try_get_or_insert_with(memo_key("protobuf", api_version), encode_it),
-        None => encode_it(),
+        match stored.memo.encodings() {
+            Some(memo) => memo.try_get_or_insert_with(self.memo, encode_it),
+            None => encode_it(),
+        }
     }
 }
 
-/// The object's own message inside an envelope [`enveloped_object`] wrote.
+/// The object's own message inside an envelope [`Enveloper::enveloped`] wrote.
 fn raw_message(enveloped: &[u8]) -> Result<&[u8], ApiError> {
     envelope::raw_of(enveloped).ok_or_else(|| {
         ApiError::internal(

@@ -251,6 +251,7 @@ impl Store {
                     })?;
             revision.get_or_insert(page.revision);
             let last_key = page.items.last().map(|kv| kv.key.clone());
+            items.reserve(page.items.len());
             for kv in page.items {
                 let stored = StoredObject::from(kv);
                 if predicate.is_everything() {

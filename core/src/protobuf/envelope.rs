@@ -132,13 +132,33 @@ pub fn unwrap(body: &[u8]) -> Result<Envelope<'_>, EnvelopeError> {
 /// anything after the message: for bodies written by [`wrap`] or [`begin_wrap`], where
 /// [`unwrap`]'s checks would only repeat what the writer did. `None` when there is none.
 pub fn raw_of(body: &[u8]) -> Option<&[u8]> {
-    let mut reader = Reader::new(body.strip_prefix(MAGIC)?);
+    let rest = body.strip_prefix(MAGIC)?;
+    // The writers here put typeMeta (key 0x0a) first and raw (0x12) second; a LIST
+    // cuts the message out of every item this way, so read those two keys directly,
+    // and walk the fields only for another layout.
+    let leading =
+        leading_len_field(rest, 0x0a).and_then(|(_, after)| leading_len_field(after, 0x12));
+    if let Some((raw, _)) = leading {
+        return Some(raw);
+    }
+    let mut reader = Reader::new(rest);
     while let Ok(Some((number, value))) = reader.next_field() {
         if let (2, Value::Len(raw)) = (number, value) {
             return Some(raw);
         }
     }
     None
+}
+
+/// The value of the length-delimited field whose one-byte key is `key`, if `bytes`
+/// starts with it, and the bytes after it.
+fn leading_len_field(bytes: &[u8], key: u8) -> Option<(&[u8], &[u8])> {
+    let (&first, mut rest) = bytes.split_first()?;
+    if first != key {
+        return None;
+    }
+    let len = usize::try_from(prost::encoding::decode_varint(&mut rest).ok()?).ok()?;
+    (len <= rest.len()).then(|| rest.split_at(len))
 }
 
 fn utf8(s: &[u8]) -> Result<&str, EnvelopeError> {
@@ -227,6 +247,9 @@ mod tests {
         wrap("apps/v1", "Deployment", &message, &mut long);
         assert_eq!(raw_of(&long), Some(&message[..]));
         assert_eq!(raw_of(b"{}"), None);
+        // Another layout (raw before typeMeta) or a short length: the walk decides.
+        assert_eq!(raw_of(b"k8s\0\x12\x01\x07\x0a\x00"), Some(&b"\x07"[..]));
+        assert_eq!(raw_of(b"k8s\0\x0a\x00\x12\x05\x07"), None);
 
         let mut stream = Vec::new();
         watch_frame("ADDED", &body, &mut stream);

@@ -304,25 +304,20 @@ impl State {
         };
         // Zero means no limit, as in etcd.
         let limit = request.limit.filter(|&l| l > 0).unwrap_or(usize::MAX);
-        let mut items = Vec::new();
-        let mut remaining = 0;
-        for (key, kv) in self
-            .items
-            .range::<str, _>((Bound::Included(start), Bound::Unbounded))
-        {
-            if !key.starts_with(prefix) {
-                break;
-            }
-            if items.len() < limit {
-                items.push(kv.with_key(key));
-            } else {
-                remaining += 1;
-            }
-        }
+        let in_range = || {
+            self.items
+                .range::<str, _>((Bound::Included(start), Bound::Unbounded))
+                .take_while(|(key, _)| key.starts_with(prefix))
+        };
+        // Counted first, so the page is allocated once rather than grown (and copied)
+        // a doubling at a time; counting walks the tree without touching the values.
+        let matching = in_range().count();
+        let mut items = Vec::with_capacity(matching.min(limit));
+        items.extend(in_range().take(limit).map(|(key, kv)| kv.with_key(key)));
         ListResponse {
             items,
             revision: self.revision,
-            remaining,
+            remaining: matching.saturating_sub(limit) as u64,
         }
     }
 }
