@@ -166,13 +166,34 @@ async fn indented_if(pretty: negotiation::PrettyPrint, res: Response<Body>) -> R
     Response::from_parts(parts, Full::new(Bytes::from(indented)).boxed())
 }
 
-/// The admission checks of the request (set by [`Api::handle`]) in its write options.
-pub fn with_admission<B>(
+/// What the request itself adds to its write options: its admission checks (set by
+/// [`Api::handle`]), and its field manager when `?fieldManager=` named none.
+pub fn for_request<B>(
     mut opts: crate::registry::WriteOptions,
     req: &Request<B>,
 ) -> crate::registry::WriteOptions {
     opts.admission = admission_of(req);
+    if opts.field_manager.is_empty() {
+        let agent = req.headers().get(header::USER_AGENT);
+        opts.field_manager = manager_of_user_agent(agent.and_then(|v| v.to_str().ok()));
+    }
     opts
+}
+
+/// The field manager of a request without `?fieldManager=`, as kube-apiserver names it
+/// (`prefixFromUserAgent`): the User-Agent up to its first `/` (`kubectl` of
+/// `kubectl/v1.33.0 (linux/amd64) kubernetes/…`), without control characters, at
+/// most 128 bytes.
+fn manager_of_user_agent(agent: Option<&str>) -> String {
+    let product = agent.unwrap_or("").split('/').next().unwrap_or("");
+    let mut manager = String::new();
+    for c in product.chars().filter(|c| !c.is_control()) {
+        if manager.len() + c.len_utf8() > 128 {
+            break;
+        }
+        manager.push(c);
+    }
+    manager
 }
 
 /// The admission checks of the request, set by [`Api::handle`].
@@ -196,5 +217,25 @@ pub fn output_of<B>(
     match req.extensions().get::<negotiation::Accepted>() {
         Some(accepted) => accepted.output(protobuf),
         None => negotiation::Accepted::of(req.headers()).output(protobuf),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::manager_of_user_agent;
+
+    #[test]
+    fn a_field_manager_is_the_user_agents_product() {
+        let kubectl = "kubectl/v1.33.0 (linux/amd64) kubernetes/8adc0f0";
+        assert_eq!(manager_of_user_agent(Some(kubectl)), "kubectl");
+        assert_eq!(
+            manager_of_user_agent(Some("Go-http-client/2.0")),
+            "Go-http-client"
+        );
+        assert_eq!(manager_of_user_agent(Some("no slash")), "no slash");
+        assert_eq!(manager_of_user_agent(Some("a\u{7}b/1")), "ab");
+        assert_eq!(manager_of_user_agent(None), "");
+        let long = "é".repeat(100);
+        assert_eq!(manager_of_user_agent(Some(&long)).len(), 128);
     }
 }

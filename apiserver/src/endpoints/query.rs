@@ -284,6 +284,9 @@ impl Query {
             dry_run: self.get("dryRun").is_some_and(|d| d == "All"),
             field_validation,
             admission: None,
+            field_manager: manager.to_string(),
+            force: self.flag("force"),
+            applied: false,
         })
     }
 

@@ -224,7 +224,7 @@ where
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let info = c.store.info();
-    let opts = super::with_admission(c.query.write_options("CreateOptions")?, &req);
+    let opts = super::for_request(c.query.write_options("CreateOptions")?, &req);
     let (body, dup_warnings) = decoded(req, &opts, Some(info), c.wire).await?;
     super::body_kind::check(&c.api.registry, c.api.built_in_groups, info, &body)?;
     let (obj, mut warnings) = c.store.create(c.namespace, body, &opts).await?;
@@ -241,7 +241,7 @@ where
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let info = c.store.info();
-    let opts = super::with_admission(c.query.write_options("UpdateOptions")?, &req);
+    let opts = super::for_request(c.query.write_options("UpdateOptions")?, &req);
     let (body, dup_warnings) = decoded(req, &opts, Some(info), c.wire).await?;
     super::body_kind::check(&c.api.registry, c.api.built_in_groups, info, &body)?;
     let sub = c.sub.clone().unwrap_or(Subresource::Main);
@@ -264,7 +264,7 @@ where
     let content_type = content_type(&req);
     let patch_type = PatchType::from_content_type(&content_type)?;
     let apply = patch_type == PatchType::Apply;
-    let opts = super::with_admission(c.query.patch_options(apply)?, &req);
+    let opts = super::for_request(c.query.patch_options(apply)?, &req);
     let bytes = read_body(req.into_body()).await?;
     let patch = decode_body(&content_type, &bytes)?.value;
     let store = c.store.clone();
@@ -363,7 +363,7 @@ where
     B: hyper::body::Body<Data = bytes::Bytes> + Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let opts = super::with_admission(query.write_options("CreateOptions")?, &req);
+    let opts = super::for_request(query.write_options("CreateOptions")?, &req);
     let wire = Some(negotiation::Wire::catalog(api.protobuf));
     let (body, _) = decoded(req, &opts, None, wire).await?;
     let name = r.name.clone().unwrap_or_default();

@@ -115,7 +115,7 @@ where
         Verb::Patch => query.patch_options(false)?,
         _ => query.write_options("UpdateOptions")?,
     };
-    let opts = super::with_admission(opts, &req);
+    let opts = super::for_request(opts, &req);
     // `autoscaling/v1` `Scale` is a built-in kind, in protobuf too, whatever is scaled.
     let scale_message = api
         .protobuf

@@ -100,6 +100,16 @@ pub struct WriteOptions {
     pub field_validation: FieldValidation,
     /// The request's admission checks, if any.
     pub admission: Option<std::sync::Arc<dyn Admission>>,
+    /// Who writes, as `metadata.managedFields` records it: `?fieldManager=`, else the
+    /// User-Agent's product as kube-apiserver derives it; empty for the server's own
+    /// writes (recorded as `unknown`, kube's word for a nameless manager).
+    pub field_manager: String,
+    /// `?force=true` on an apply patch: the applier takes the fields other managers own
+    /// instead of failing with a conflict.
+    pub force: bool,
+    /// The write is a server-side apply whose managed fields the apply computed; other
+    /// writes have theirs computed from the change they make.
+    pub applied: bool,
 }
 
 impl std::fmt::Debug for WriteOptions {
@@ -108,6 +118,9 @@ impl std::fmt::Debug for WriteOptions {
             .field("dry_run", &self.dry_run)
             .field("field_validation", &self.field_validation)
             .field("admission", &self.admission.is_some())
+            .field("field_manager", &self.field_manager)
+            .field("force", &self.force)
+            .field("applied", &self.applied)
             .finish()
     }
 }
