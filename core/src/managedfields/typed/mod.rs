@@ -9,6 +9,9 @@ mod remove;
 mod to_set;
 mod types;
 
+#[cfg(test)]
+mod tests;
+
 use std::fmt;
 
 use serde_json::Value;
