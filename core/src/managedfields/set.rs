@@ -256,7 +256,8 @@ mod tests {
     #[test]
     fn set_algebra_follows_smd() {
         // Table: (a, b, union, intersection, difference, recursive difference).
-        let cases: &[(&[&str], &[&str], &[&str], &[&str], &[&str], &[&str])] = &[
+        type Paths = &'static [&'static str];
+        let cases: &[(Paths, Paths, Paths, Paths, Paths, Paths)] = &[
             (
                 &[".a", ".b"],
                 &[".b", ".c"],

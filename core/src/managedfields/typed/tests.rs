@@ -99,12 +99,24 @@ fn field_sets_of_leaves_and_lists() {
     let s = grab_bag();
     let cases = [
         (json!({"numeric": 1}), json!({"f:numeric": {}})),
-        (json!({"numeric": 3.5, "string": "a", "bool": false}), json!({"f:bool": {}, "f:numeric": {}, "f:string": {}})),
+        (
+            json!({"numeric": 3.5, "string": "a", "bool": false}),
+            json!({"f:bool": {}, "f:numeric": {}, "f:string": {}}),
+        ),
         (json!({"numeric": null}), json!({"f:numeric": {}})),
-        (json!({"setStr": ["a", "b", "c"]}), json!({"f:setStr": {"v:\"a\"": {}, "v:\"b\"": {}, "v:\"c\"": {}}})),
+        (
+            json!({"setStr": ["a", "b", "c"]}),
+            json!({"f:setStr": {"v:\"a\"": {}, "v:\"b\"": {}, "v:\"c\"": {}}}),
+        ),
         // Repeated values are one member each.
-        (json!({"setStr": ["a", "b", "a", "a"]}), json!({"f:setStr": {"v:\"a\"": {}, "v:\"b\"": {}}})),
-        (json!({"setNum": [1, 2, 3.5]}), json!({"f:setNum": {"v:1": {}, "v:2": {}, "v:3.5": {}}})),
+        (
+            json!({"setStr": ["a", "b", "a", "a"]}),
+            json!({"f:setStr": {"v:\"a\"": {}, "v:\"b\"": {}}}),
+        ),
+        (
+            json!({"setNum": [1, 2, 3.5]}),
+            json!({"f:setNum": {"v:1": {}, "v:2": {}, "v:3.5": {}}}),
+        ),
         // An empty granular list has no members; the list itself is not one either.
         (json!({"setStr": []}), json!({})),
         // Atomic maps and lists are members as a whole, whatever they hold.
@@ -115,9 +127,15 @@ fn field_sets_of_leaves_and_lists() {
         (json!({"args": []}), json!({"f:args": {}})),
         (json!({"args": null}), json!({"f:args": {}})),
         (json!({"args": ["a", "a"]}), json!({"f:args": {}})),
-        (json!({"retained": [{"name": "a"}]}), json!({"f:retained": {}})),
+        (
+            json!({"retained": [{"name": "a"}]}),
+            json!({"f:retained": {}}),
+        ),
         // Granular maps: keys are members (not declared fields), empty maps too.
-        (json!({"labels": {"a": "1", "b": "2"}}), json!({"f:labels": {"f:a": {}, "f:b": {}}})),
+        (
+            json!({"labels": {"a": "1", "b": "2"}}),
+            json!({"f:labels": {"f:a": {}, "f:b": {}}}),
+        ),
         (json!({"labels": {}}), json!({"f:labels": {}})),
         (json!({"labels": null}), json!({"f:labels": {}})),
     ];
@@ -129,7 +147,9 @@ fn field_sets_of_leaves_and_lists() {
 #[test]
 fn field_sets_of_keyed_lists() {
     let s = grab_bag();
-    let k = |key: &str, id: i64| fieldsv1::element_key(&PathElement::key([("key", json!(key)), ("id", json!(id))]));
+    let k = |key: &str, id: i64| {
+        fieldsv1::element_key(&PathElement::key([("key", json!(key)), ("id", json!(id))]))
+    };
     let cases = [
         (json!({"list": []}), json!({})),
         (
@@ -195,7 +215,8 @@ fn field_sets_of_deduced_values() {
         }
     }));
     let obj = json!({"spec": {"replicas": 1, "extra": {"x": 1}}, "other": [1]});
-    let want = json!({"f:other": {}, "f:spec": {"f:extra": {".": {}, "f:x": {}}, "f:replicas": {}}});
+    let want =
+        json!({"f:other": {}, "f:spec": {"f:extra": {".": {}, "f:x": {}}, "f:replicas": {}}});
     assert_eq!(field_set(&obj, &s).unwrap(), fs(want));
 }
 
@@ -261,22 +282,46 @@ fn field_sets_of_resources() {
 fn rejects_invalid_objects() {
     let s = grab_bag();
     let cases = [
-        (json!({"numeric": "1"}), ".numeric: expected numeric (int or float), got string"),
+        (
+            json!({"numeric": "1"}),
+            ".numeric: expected numeric (int or float), got string",
+        ),
         (json!({"string": 1}), ".string: expected string, got int64"),
-        (json!({"labels": []}), ".labels: expected map, got []interface {}"),
-        (json!({"labels": {"a": 1}}), ".labels.a: expected string, got int64"),
+        (
+            json!({"labels": []}),
+            ".labels: expected map, got []interface {}",
+        ),
+        (
+            json!({"labels": {"a": 1}}),
+            ".labels.a: expected string, got int64",
+        ),
         (json!({"setStr": "a"}), ".setStr: expected list, got string"),
         (json!({"nope": 1}), ".nope: field not declared in schema"),
-        (json!({"color": {"X": 1}}), ".color.X: field not declared in schema"),
+        (
+            json!({"color": {"X": 1}}),
+            ".color.X: field not declared in schema",
+        ),
         (json!({"args": [1]}), ".args[0]: expected string, got int64"),
-        (json!({"setStr": [null]}), ".setStr: element 0: associative list without keys has an element that's an explicit null"),
-        (json!({"setStr": [{}]}), ".setStr: element 0: associative list without keys has an element that's a map type"),
-        (json!({"list": [1]}), ".list: element 0: associative list with keys may not have non-map elements"),
+        (
+            json!({"setStr": [null]}),
+            ".setStr: element 0: associative list without keys has an element that's an explicit null",
+        ),
+        (
+            json!({"setStr": [{}]}),
+            ".setStr: element 0: associative list without keys has an element that's a map type",
+        ),
+        (
+            json!({"list": [1]}),
+            ".list: element 0: associative list with keys may not have non-map elements",
+        ),
         (
             json!({"list": [{"nv": 1}]}),
             r#".list: element 0: associative list with keys has an element that omits all key fields ["key" "id"] (and doesn't have default values for any key fields)"#,
         ),
-        (json!({"list": [{"key": "a", "id": 1, "nv": "x"}]}), r#".list[id=1,key="a"].nv: expected numeric (int or float), got string"#),
+        (
+            json!({"list": [{"key": "a", "id": 1, "nv": "x"}]}),
+            r#".list[id=1,key="a"].nv: expected numeric (int or float), got string"#,
+        ),
         (json!([]), "expected map, got []interface {}"),
     ];
     for (obj, want) in cases {
@@ -286,7 +331,9 @@ fn rejects_invalid_objects() {
     let dup = json!({"list": [{"key": "a", "id": 1}, {"key": "a", "id": 1}]});
     assert!(validate(&dup, &s, Duplicates::Allow).is_ok());
     assert_eq!(
-        validate(&dup, &s, Duplicates::Reject).unwrap_err().to_string(),
+        validate(&dup, &s, Duplicates::Reject)
+            .unwrap_err()
+            .to_string(),
         r#".list: duplicate entries for key [id=1,key="a"]"#
     );
 }
@@ -296,20 +343,86 @@ fn compares_as_smd() {
     let s = grab_bag();
     // (old, new, added, modified, removed)
     let cases = [
-        (json!({"numeric": 1}), json!({"numeric": 1.0}), json!({}), json!({}), json!({})),
-        (json!({"numeric": 1}), json!({"numeric": 2}), json!({}), json!({"f:numeric": {}}), json!({})),
-        (json!({}), json!({"string": "a"}), json!({"f:string": {}}), json!({}), json!({})),
-        (json!({"string": "a"}), json!({}), json!({}), json!({}), json!({"f:string": {}})),
+        (
+            json!({"numeric": 1}),
+            json!({"numeric": 1.0}),
+            json!({}),
+            json!({}),
+            json!({}),
+        ),
+        (
+            json!({"numeric": 1}),
+            json!({"numeric": 2}),
+            json!({}),
+            json!({"f:numeric": {}}),
+            json!({}),
+        ),
+        (
+            json!({}),
+            json!({"string": "a"}),
+            json!({"f:string": {}}),
+            json!({}),
+            json!({}),
+        ),
+        (
+            json!({"string": "a"}),
+            json!({}),
+            json!({}),
+            json!({}),
+            json!({"f:string": {}}),
+        ),
         // A non-leaf present on one side only is itself added or removed.
-        (json!({}), json!({"labels": {"a": "1"}}), json!({"f:labels": {".": {}, "f:a": {}}}), json!({}), json!({})),
-        (json!({"labels": {"a": "1"}}), json!({"labels": {"b": "1"}}), json!({"f:labels": {"f:b": {}}}), json!({}), json!({"f:labels": {"f:a": {}}})),
+        (
+            json!({}),
+            json!({"labels": {"a": "1"}}),
+            json!({"f:labels": {".": {}, "f:a": {}}}),
+            json!({}),
+            json!({}),
+        ),
+        (
+            json!({"labels": {"a": "1"}}),
+            json!({"labels": {"b": "1"}}),
+            json!({"f:labels": {"f:b": {}}}),
+            json!({}),
+            json!({"f:labels": {"f:a": {}}}),
+        ),
         // Empty maps and lists are leaves: {} → null is a modification.
-        (json!({"labels": {}}), json!({"labels": null}), json!({}), json!({"f:labels": {}}), json!({})),
-        (json!({"labels": {}}), json!({"labels": {}}), json!({}), json!({}), json!({})),
-        (json!({}), json!({"setStr": []}), json!({"f:setStr": {}}), json!({}), json!({})),
+        (
+            json!({"labels": {}}),
+            json!({"labels": null}),
+            json!({}),
+            json!({"f:labels": {}}),
+            json!({}),
+        ),
+        (
+            json!({"labels": {}}),
+            json!({"labels": {}}),
+            json!({}),
+            json!({}),
+            json!({}),
+        ),
+        (
+            json!({}),
+            json!({"setStr": []}),
+            json!({"f:setStr": {}}),
+            json!({}),
+            json!({}),
+        ),
         // Atomic values change as a whole.
-        (json!({"args": ["a"]}), json!({"args": ["a", "b"]}), json!({}), json!({"f:args": {}}), json!({})),
-        (json!({"color": {"R": 1}}), json!({"color": {"R": 2}}), json!({}), json!({"f:color": {}}), json!({})),
+        (
+            json!({"args": ["a"]}),
+            json!({"args": ["a", "b"]}),
+            json!({}),
+            json!({"f:args": {}}),
+            json!({}),
+        ),
+        (
+            json!({"color": {"R": 1}}),
+            json!({"color": {"R": 2}}),
+            json!({}),
+            json!({"f:color": {}}),
+            json!({}),
+        ),
         (
             json!({"setStr": ["a", "b"]}),
             json!({"setStr": ["b", "c"]}),
@@ -351,18 +464,25 @@ fn compares_duplicates_as_smd() {
     let dup = json!({"list": [{"key": "a", "id": 1, "nv": 1}, {"key": "a", "id": 1, "nv": 2}]});
     let single = json!({"list": [{"key": "a", "id": 1, "nv": 1}]});
     // Duplicates on both sides: one atomic item, modified if any copy changed.
-    let other_dup = json!({"list": [{"key": "a", "id": 1, "nv": 1}, {"key": "a", "id": 1, "nv": 3}]});
+    let other_dup =
+        json!({"list": [{"key": "a", "id": 1, "nv": 1}, {"key": "a", "id": 1, "nv": 3}]});
     let got = compare(&dup, &other_dup, &s).unwrap();
     assert_eq!(got.modified, fs(json!({"f:list": {a1: {}}})));
     assert!(compare(&dup, &dup, &s).unwrap().is_same());
     // Duplicates gone: the key is removed, the single item walked as added.
     let got = compare(&dup, &single, &s).unwrap();
     assert_eq!(got.removed, fs(json!({"f:list": {a1: {}}})));
-    assert_eq!(got.added, fs(json!({"f:list": {a1: {".": {}, "f:id": {}, "f:key": {}, "f:nv": {}}}})));
+    assert_eq!(
+        got.added,
+        fs(json!({"f:list": {a1: {".": {}, "f:id": {}, "f:key": {}, "f:nv": {}}}}))
+    );
     // New duplicates: the old single item walked as removed, the key added.
     let got = compare(&single, &dup, &s).unwrap();
     assert_eq!(got.added, fs(json!({"f:list": {a1: {}}})));
-    assert_eq!(got.removed, fs(json!({"f:list": {a1: {".": {}, "f:id": {}, "f:key": {}, "f:nv": {}}}})));
+    assert_eq!(
+        got.removed,
+        fs(json!({"f:list": {a1: {".": {}, "f:id": {}, "f:key": {}, "f:nv": {}}}}))
+    );
 }
 
 #[test]
@@ -371,18 +491,54 @@ fn merges_as_smd() {
     let item = |key: &str, id: i64| json!({"key": key, "id": id});
     // (live, config, merged)
     let cases = [
-        (json!({"numeric": 1, "string": "a"}), json!({"numeric": 2}), json!({"numeric": 2, "string": "a"})),
-        (json!({"labels": {"a": "1"}}), json!({"labels": {"b": "2"}}), json!({"labels": {"a": "1", "b": "2"}})),
+        (
+            json!({"numeric": 1, "string": "a"}),
+            json!({"numeric": 2}),
+            json!({"numeric": 2, "string": "a"}),
+        ),
+        (
+            json!({"labels": {"a": "1"}}),
+            json!({"labels": {"b": "2"}}),
+            json!({"labels": {"a": "1", "b": "2"}}),
+        ),
         // A null in the configuration replaces leaves only.
-        (json!({"labels": {"a": "1"}}), json!({"labels": null}), json!({"labels": {"a": "1"}})),
-        (json!({"string": "a"}), json!({"string": null}), json!({"string": null})),
-        (json!({"labels": {}}), json!({"labels": null}), json!({"labels": null})),
+        (
+            json!({"labels": {"a": "1"}}),
+            json!({"labels": null}),
+            json!({"labels": {"a": "1"}}),
+        ),
+        (
+            json!({"string": "a"}),
+            json!({"string": null}),
+            json!({"string": null}),
+        ),
+        (
+            json!({"labels": {}}),
+            json!({"labels": null}),
+            json!({"labels": null}),
+        ),
         // Atomic values are replaced whole.
-        (json!({"args": ["a", "b", "c"]}), json!({"args": []}), json!({"args": []})),
-        (json!({"args": ["a", "a", "a"]}), json!({"args": null}), json!({"args": null})),
-        (json!({"color": {"R": 1, "G": 2}}), json!({"color": {"B": 3}}), json!({"color": {"B": 3}})),
+        (
+            json!({"args": ["a", "b", "c"]}),
+            json!({"args": []}),
+            json!({"args": []}),
+        ),
+        (
+            json!({"args": ["a", "a", "a"]}),
+            json!({"args": null}),
+            json!({"args": null}),
+        ),
+        (
+            json!({"color": {"R": 1, "G": 2}}),
+            json!({"color": {"B": 3}}),
+            json!({"color": {"B": 3}}),
+        ),
         // Sets are unioned, live order first.
-        (json!({"setStr": ["b", "a"]}), json!({"setStr": ["c", "a"]}), json!({"setStr": ["b", "c", "a"]})),
+        (
+            json!({"setStr": ["b", "a"]}),
+            json!({"setStr": ["c", "a"]}),
+            json!({"setStr": ["b", "c", "a"]}),
+        ),
         // Keyed lists item by item.
         (
             json!({"list": [{"key": "a", "id": 1, "value": {"x": "1"}}]}),
@@ -422,10 +578,18 @@ fn merges_as_smd() {
             json!({"list": [{"key": "a", "id": 1, "nv": 1}, {"key": "a", "id": 1, "nv": 2}]}),
         ),
         // Onto nothing (a create).
-        (json!(null), json!({"labels": {"a": "1"}}), json!({"labels": {"a": "1"}})),
+        (
+            json!(null),
+            json!({"labels": {"a": "1"}}),
+            json!({"labels": {"a": "1"}}),
+        ),
     ];
     for (live, config, want) in cases {
-        assert_eq!(merge(&live, &config, &s).unwrap(), want, "{live} ← {config}");
+        assert_eq!(
+            merge(&live, &config, &s).unwrap(),
+            want,
+            "{live} ← {config}"
+        );
     }
     let dup = json!({"list": [item("a", 1), item("a", 1)]});
     assert_eq!(
@@ -519,7 +683,10 @@ fn reconciles_sets_with_schema_changes() {
     let fine = fs(json!({"f:m": {"f:a": {}}, "f:l": {"v:\"x\"": {}}}));
     assert_eq!(reconcile_with_schema(&fine, &granular), None);
     // Granular → atomic: the owner keeps the list or map itself.
-    assert_eq!(reconcile_with_schema(&fine, &atomic), Some(fs(json!({"f:m": {}, "f:l": {}}))));
+    assert_eq!(
+        reconcile_with_schema(&fine, &atomic),
+        Some(fs(json!({"f:m": {}, "f:l": {}})))
+    );
     // Already owned whole: unchanged (atomic → granular is not migrated).
     let whole = fs(json!({"f:m": {}, "f:l": {}}));
     assert_eq!(reconcile_with_schema(&whole, &atomic), None);

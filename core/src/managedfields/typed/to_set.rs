@@ -238,14 +238,17 @@ impl Walker {
 /// SMD's `validateScalar`: the name of the expected kind when `v` is not of it (a
 /// null is any scalar).
 fn check_scalar(s: Scalar, v: &Value) -> Result<(), &'static str> {
-    let ok = match (s, v) {
-        (_, Value::Null) => true,
-        (Scalar::Numeric, Value::Number(_)) => true,
-        (Scalar::String, Value::String(_)) => true,
-        (Scalar::Boolean, Value::Bool(_)) => true,
-        (Scalar::Untyped, Value::Number(_) | Value::String(_) | Value::Bool(_)) => true,
-        _ => false,
-    };
+    let ok = matches!(
+        (s, v),
+        (_, Value::Null)
+            | (Scalar::Numeric, Value::Number(_))
+            | (Scalar::String, Value::String(_))
+            | (Scalar::Boolean, Value::Bool(_))
+            | (
+                Scalar::Untyped,
+                Value::Number(_) | Value::String(_) | Value::Bool(_)
+            )
+    );
     if ok {
         return Ok(());
     }
