@@ -347,6 +347,109 @@ mod tests {
         assert_eq!(decode_str(want).unwrap(), set);
     }
 
+    /// SMD's golden documents (`serialize_test.go`): read and written back byte for
+    /// byte, whatever mix of element kinds a node holds.
+    #[test]
+    fn round_trips_smd_golden_documents() {
+        let golden = [
+            r#"{"f:aaa":{},"f:aab":{},"f:aac":{},"f:aad":{},"f:aae":{},"f:aaf":{},"k:{\"name\":\"first\"}":{},"k:{\"name\":\"second\"}":{},"k:{\"port\":443,\"protocol\":\"tcp\"}":{},"k:{\"port\":443,\"protocol\":\"udp\"}":{},"v:1":{},"v:2":{},"v:3":{},"v:\"aa\"":{},"v:\"ab\"":{},"v:true":{},"i:1":{},"i:2":{},"i:3":{},"i:4":{}}"#,
+            r#"{"f:aaa":{"k:{\"name\":\"second\"}":{"v:3":{"f:aab":{}}},"v:3":{},"v:true":{}},"f:aab":{"f:aaa":{},"f:aaf":{"k:{\"port\":443,\"protocol\":\"udp\"}":{"k:{\"port\":443,\"protocol\":\"tcp\"}":{}}},"k:{\"name\":\"first\"}":{}},"v:\"ab\"":{"f:aaf":{"i:4":{}},"v:1":{"k:{\"port\":443,\"protocol\":\"udp\"}":{}},"i:1":{"f:aae":{"i:4":{}}}},"i:3":{"f:aab":{"v:true":{"v:\"aa\"":{}}},"f:aaf":{},"i:1":{}}}"#,
+            r#"{"f:spec":{".":{},"f:apps":{".":{},"k:{\"name\":\" app-💻\"}":{".":{},"f:container":{".":{},"f:image":{},"f:name":{},"f:ports":{".":{},"k:{\"name\":\"port 🔑\"}":{".":{},"f:containerPort":{},"f:name":{}}}},"f:name":{}},"k:{\"name\":\" app-🚀\"}":{".":{},"f:container":{".":{},"f:image":{},"f:name":{},"f:ports":{".":{},"k:{\"name\":\"port-✅ \"}":{".":{},"f:containerPort":{},"f:name":{}}}},"f:name":{}}}}}"#,
+        ];
+        for doc in golden {
+            let set = decode_str(doc).unwrap();
+            assert_eq!(encode(&set), doc);
+        }
+        // Not normalized: spaces inside keys and values, keys out of order.
+        let loose =
+            r#"{"v: 3": {}, "k:{ \"protocol\":\"udp\",\"port\":443}": {}, "f:b": {}, "f:a": {}}"#;
+        assert_eq!(
+            encode(&decode_str(loose).unwrap()),
+            r#"{"f:a":{},"f:b":{},"k:{\"port\":443,\"protocol\":\"udp\"}":{},"v:3":{}}"#
+        );
+    }
+
+    #[test]
+    fn path_element_keys_round_trip() {
+        let cases = [
+            ("i:0", PathElement::Index(0)),
+            ("i:1234", PathElement::Index(1234)),
+            ("f:", f("")),
+            ("f: string-with-spaces   ", f(" string-with-spaces   ")),
+            ("f:spec-🚀", f("spec-🚀")),
+            (r"f:spec-\n", f(r"spec-\n")),
+            (
+                r#"k:{"name":"my-container"}"#,
+                PathElement::key([("name", json!("my-container"))]),
+            ),
+            (
+                r#"k:{"port":"8080","protocol":"TCP"}"#,
+                PathElement::key([("protocol", json!("TCP")), ("port", json!("8080"))]),
+            ),
+            (
+                r#"k:{"optionalField":null}"#,
+                PathElement::key([("optionalField", json!(null))]),
+            ),
+            (
+                r#"k:{"jsonField":{"A":1,"B":null,"C":"D","E":{"F":"G"}}}"#,
+                PathElement::key([(
+                    "jsonField",
+                    json!({"A": 1, "B": null, "C": "D", "E": {"F": "G"}}),
+                )]),
+            ),
+            (
+                r#"k:{"listField":["1","2","3"]}"#,
+                PathElement::key([("listField", json!(["1", "2", "3"]))]),
+            ),
+            ("v:null", PathElement::Value(json!(null))),
+            (
+                r#"v:"some-string""#,
+                PathElement::Value(json!("some-string")),
+            ),
+            ("v:1234", PathElement::Value(json!(1234))),
+            (
+                r#"v:{"some":"json"}"#,
+                PathElement::Value(json!({"some": "json"})),
+            ),
+            (
+                r#"k:{"name":"你好世界"}"#,
+                PathElement::key([("name", json!("你好世界"))]),
+            ),
+        ];
+        for (key, pe) in cases {
+            assert_eq!(parse_element_key(key).unwrap(), Some(pe.clone()), "{key}");
+            assert_eq!(element_key(&pe), key);
+        }
+        assert_eq!(parse_element_key("r:Hello").unwrap(), None);
+        let bad = [
+            "",
+            "no-colon",
+            "i:index is not a number",
+            "i:1.23",
+            "i:",
+            "v:invalid json",
+            "v:",
+            "k:invalid json",
+            r#"k:{"name":invalid}"#,
+            r#"v:{"some":" \x41"}"#,
+            "v",
+            "k",
+            "f",
+            "i",
+            r#"v:{"a":"b""#,
+            r#"k:{"a":"b""#,
+            "i: 0",
+            "i:0 ",
+            r#"v:{"some":"json"} {"other":"json"}"#,
+            r#"k:{"name":"my-container"} {"other":"my-container"}"#,
+            r#"v:{"some":"json"} garbage"#,
+            r#"k:{"name":"my-container"} garbage"#,
+        ];
+        for key in bad {
+            assert!(parse_element_key(key).is_err(), "{key}");
+        }
+    }
+
     #[test]
     fn decodes_as_smd() {
         // A member with children, a member-only leaf, `null` as `{}`, unknown prefixes

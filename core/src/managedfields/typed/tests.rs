@@ -692,3 +692,26 @@ fn reconciles_sets_with_schema_changes() {
     assert_eq!(reconcile_with_schema(&whole, &atomic), None);
     assert_eq!(reconcile_with_schema(&whole, &granular), None);
 }
+
+#[test]
+fn comparison_reads_as_smd() {
+    let s = grab_bag();
+    let got = compare(
+        &json!({"string": "a", "numeric": 1}),
+        &json!({"numeric": 2, "bool": true}),
+        &s,
+    )
+    .unwrap();
+    assert_eq!(
+        got.to_string(),
+        "- Modified Fields:\n.numeric\n- Added Fields:\n.bool\n- Removed Fields:\n.string\n"
+    );
+    let without = got.exclude(&fs(json!({"f:numeric": {}, "f:string": {}})));
+    assert_eq!(without.to_string(), "- Added Fields:\n.bool\n");
+    assert!(!without.is_same());
+    assert!(
+        compare(&json!({"numeric": 1}), &json!({"numeric": 1}), &s)
+            .unwrap()
+            .is_same()
+    );
+}
