@@ -121,7 +121,7 @@ impl<'s> Updater<'s> {
         typed::validate(live, self.ty, Duplicates::Allow).map_err(invalid(ObjectRole::Live))?;
         typed::validate(new, self.ty, Duplicates::Allow).map_err(invalid(ObjectRole::New))?;
         let mut managers = self.reconciled(managers);
-        let compare = self.compare(live, new)?;
+        let compare = self.compare(live, new, ObjectRole::New)?;
         // An update is forced: what it changes is taken from the others.
         let taken = conflicts(&compare, &managers, manager);
         take_over(&compare, &taken, &mut managers, manager);
@@ -173,7 +173,7 @@ impl<'s> Updater<'s> {
         };
         managers.insert(manager.to_owned(), entry);
         let new = self.prune(merged, &managers, last.as_ref());
-        let compare = self.compare(live, &new)?;
+        let compare = self.compare(live, &new, ObjectRole::Merged)?;
         let lost = conflicts(&compare, &managers, manager);
         if !force && !lost.is_empty() {
             return Err(ApplyError::Conflicts(Conflicts::from_sets(&lost)));
@@ -195,8 +195,13 @@ impl<'s> Updater<'s> {
     }
 
     /// The comparison SMD's `update` works from, without the ignored fields.
-    fn compare(&self, live: &Value, new: &Value) -> Result<Comparison, InvalidObject> {
-        let compare = typed::compare(live, new, self.ty).map_err(invalid(ObjectRole::New))?;
+    fn compare(
+        &self,
+        live: &Value,
+        new: &Value,
+        role: ObjectRole,
+    ) -> Result<Comparison, InvalidObject> {
+        let compare = typed::compare(live, new, self.ty).map_err(invalid(role))?;
         Ok(compare.exclude(&self.ignored))
     }
 

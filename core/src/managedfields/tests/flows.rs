@@ -146,3 +146,58 @@ fn kube_like_flow() {
     assert_eq!(live["spec"]["replicas"], json!(2));
     assert_eq!(managers.keys().collect::<Vec<_>>(), vec![&kubectl]);
 }
+
+#[test]
+fn invalid_objects_are_refused_by_role() {
+    let s = deployment_schema();
+    let updater = Updater::new(ObjectType::resource(&s));
+    let containers =
+        |items: serde_json::Value| json!({"spec": {"template": {"spec": {"containers": items}}}});
+    let twice = containers(json!([{"name": "a"}, {"name": "a"}]));
+
+    let err = updater
+        .apply(&json!({}), &twice, &Managers::new(), "m", "v1", false)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        r#"failed to create typed patch object: .spec.template.spec.containers: duplicate entries for key [name="a"]"#
+    );
+    let err = updater
+        .apply(
+            &json!({}),
+            &json!({"spec": {"paused": true}}),
+            &Managers::new(),
+            "m",
+            "v1",
+            false,
+        )
+        .unwrap_err();
+    assert_eq!(
+        err,
+        ApplyError::Invalid(InvalidObject {
+            role: ObjectRole::Config,
+            error: typed::Error::UndeclaredField {
+                path: Path(vec![
+                    PathElement::field("spec"),
+                    PathElement::field("paused")
+                ]),
+            },
+        })
+    );
+
+    // Stored objects and updates may repeat a key: the key is owned as a whole.
+    let managers = updater
+        .update(&json!({}), &twice, &Managers::new(), "m", "v1")
+        .unwrap();
+    assert_eq!(
+        fieldsv1::encode(&managers["m"].set),
+        r#"{"f:spec":{".":{},"f:template":{".":{},"f:spec":{".":{},"f:containers":{".":{},"k:{\"name\":\"a\"}":{}}}}}}"#
+    );
+    let err = updater
+        .update(&json!({"spec": []}), &twice, &Managers::new(), "m", "v1")
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "failed to create typed live object: .spec: expected map, got []interface {}"
+    );
+}
