@@ -16,6 +16,8 @@
 //! - [`patch`]: strategic merge patch driven by the schema's merge keys and list types;
 //! - [`protobuf`]: Kubernetes' protobuf wire format, transcoded to and from JSON by a
 //!   catalog of the built-in kinds' messages;
+//! - [`managedfields`]: server-side apply's field ownership (structured-merge-diff's
+//!   field sets, comparison, merge and conflicts) driven by the schema;
 //! - [`field`]: field paths and field errors;
 //! - [`yaml`]: YAML's double-quoted scalars, as the import and the server write them.
 //!
@@ -44,6 +46,7 @@
 pub mod crd;
 pub mod field;
 pub mod hooks;
+pub mod managedfields;
 pub mod meta;
 pub mod patch;
 pub mod protobuf;
