@@ -157,7 +157,9 @@ fn leading_len_field(bytes: &[u8], key: u8) -> Option<(&[u8], &[u8])> {
     if first != key {
         return None;
     }
-    let len = usize::try_from(prost::encoding::decode_varint(&mut rest).ok()?).ok()?;
+    let (len, read) = super::wire::read_varint(rest).ok()?;
+    rest = &rest[read..];
+    let len = usize::try_from(len).ok()?;
     (len <= rest.len()).then(|| rest.split_at(len))
 }
 
