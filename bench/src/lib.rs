@@ -24,6 +24,8 @@
 //! - [`memory`]: kapi's memory per cached object and its restart time;
 //! - [`run`]: the matrix of cells a run measures;
 //! - [`soak`]: the soak run, a paced mixed load on etcd reported per interval;
+//! - [`instructions`]: instructions per request, JSON beside protobuf, counted by
+//!   callgrind (`kapi-bench instructions`);
 //! - [`report`]: the results and their Markdown tables, with ratios to the limits;
 //! - [`goals`]: the targets, each met or not;
 //! - [`chart`]: the SVG charts;
@@ -55,6 +57,7 @@ pub mod driver;
 pub mod fanout;
 pub mod fds;
 pub mod goals;
+pub mod instructions;
 pub mod machine;
 pub mod memory;
 pub mod reference;

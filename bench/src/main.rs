@@ -36,6 +36,61 @@ enum Command {
     /// The soak run: kapi over etcd at a share of its capacity for a fixed time,
     /// reporting throughput, p99 latency and memory per interval.
     Soak(SoakArgs),
+    /// Instructions per request, JSON beside protobuf: kapi under valgrind's callgrind,
+    /// whose counts do not move with the machine's load; prints its table.
+    Instructions(InstructionsArgs),
+}
+
+#[derive(clap::Args)]
+struct InstructionsArgs {
+    /// The kapi binary [default: beside kapi-bench].
+    #[arg(long)]
+    kapi: Option<PathBuf>,
+    /// Rounds of every cell in each format.
+    #[arg(long, default_value_t = 2)]
+    rounds: usize,
+    /// Creates per cell.
+    #[arg(long, default_value_t = 300)]
+    creates: u64,
+    /// GETs per cell.
+    #[arg(long, default_value_t = 2000)]
+    gets: u64,
+    /// LISTs per cell.
+    #[arg(long, default_value_t = 30)]
+    lists: u64,
+    /// ConfigMaps in the listed namespace.
+    #[arg(long, default_value_t = 1000)]
+    list_objects: usize,
+    /// How the requests travel.
+    #[arg(long, value_enum, default_value_t = Transport::Http2)]
+    transport: Transport,
+}
+
+fn instructions(args: InstructionsArgs) -> ExitCode {
+    let kapi = match args.kapi.map_or_else(server::sibling_kapi_binary, Ok) {
+        Ok(kapi) => kapi,
+        Err(e) => return fail(&e),
+    };
+    let config = kapi_bench::instructions::InstructionsConfig {
+        rounds: args.rounds.max(1),
+        creates: args.creates.max(1),
+        gets: args.gets.max(1),
+        lists: args.lists.max(1),
+        list_objects: args.list_objects.max(1),
+        transport: args.transport,
+        ..kapi_bench::instructions::InstructionsConfig::new(kapi)
+    };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => return fail(&format!("a tokio runtime: {e}")),
+    };
+    match runtime.block_on(kapi_bench::instructions::measure(&config)) {
+        Ok(rows) => {
+            print!("{}", kapi_bench::instructions::markdown(&rows));
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e),
+    }
 }
 
 #[derive(clap::Args)]
@@ -259,6 +314,7 @@ fn main() -> ExitCode {
         Command::Wire(args) => (args.matrix.wire_config(), None),
         Command::All(args) => (args.matrix.config(true), Some((args.out, args.charts))),
         Command::Soak(args) => return soak(args),
+        Command::Instructions(args) => return instructions(args),
     };
     let config = match config {
         Ok(config) => config,

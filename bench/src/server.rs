@@ -4,6 +4,7 @@
 //! memory read from `/proc`; killed when dropped. It inherits this process's limits,
 //! the raised open-file limit among them (see [`crate::fds`]).
 
+use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -67,6 +68,7 @@ pub fn cpu_time(pid: u32) -> Result<Duration, String> {
 /// A running `kapi serve`.
 pub struct KapiProcess {
     binary: PathBuf,
+    wrapper: Vec<OsString>,
     storage: Storage,
     child: Child,
     addr: SocketAddr,
@@ -78,14 +80,25 @@ impl KapiProcess {
     /// Starts `binary serve` on `storage` and waits (at most a minute) until it is
     /// ready. Its log (`KAPI_LOG=warn`) goes to `kapi.log` in the data directory.
     pub async fn start(binary: &Path, storage: Storage) -> Result<Self, String> {
+        Self::start_under(Vec::new(), binary, storage).await
+    }
+
+    /// [`KapiProcess::start`] with `wrapper` (a program and its arguments, such as
+    /// valgrind's) running kapi, which it is given last.
+    pub async fn start_under(
+        wrapper: Vec<OsString>,
+        binary: &Path,
+        storage: Storage,
+    ) -> Result<Self, String> {
         let data_dir = tempfile::Builder::new()
             .prefix("kapi-bench-")
             .tempdir()
             .map_err(|e| format!("a temporary directory: {e}"))?;
         let log = data_dir.path().join("kapi.log");
-        let child = spawn(binary, &storage, data_dir.path(), &log)?;
+        let child = spawn(&wrapper, binary, &storage, data_dir.path(), &log)?;
         let mut process = Self {
             binary: binary.to_path_buf(),
+            wrapper,
             storage,
             child,
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -130,7 +143,13 @@ impl KapiProcess {
     pub async fn start_again(&mut self) -> Result<(), String> {
         // The kubeconfig of the last run names the old address.
         let _ = std::fs::remove_file(self.kubeconfig());
-        self.child = spawn(&self.binary, &self.storage, self.data_dir.path(), &self.log)?;
+        self.child = spawn(
+            &self.wrapper,
+            &self.binary,
+            &self.storage,
+            self.data_dir.path(),
+            &self.log,
+        )?;
         self.wait_ready().await
     }
 
@@ -222,14 +241,28 @@ impl KapiProcess {
     }
 }
 
-/// Spawns `binary serve` on `storage` with `data_dir`, its stderr appended to `log`.
-fn spawn(binary: &Path, storage: &Storage, data_dir: &Path, log: &Path) -> Result<Child, String> {
+/// Spawns `binary serve` (under `wrapper` when it is not empty) on `storage` with
+/// `data_dir`, its stderr appended to `log`.
+fn spawn(
+    wrapper: &[OsString],
+    binary: &Path,
+    storage: &Storage,
+    data_dir: &Path,
+    log: &Path,
+) -> Result<Child, String> {
     let log_file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(log)
         .map_err(|e| format!("kapi's log: {e}"))?;
-    let mut command = Command::new(binary);
+    let mut command = match wrapper.split_first() {
+        Some((program, args)) => {
+            let mut command = Command::new(program);
+            command.args(args).arg(binary);
+            command
+        }
+        None => Command::new(binary),
+    };
     command
         .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
         .arg(data_dir)
