@@ -18,6 +18,8 @@
 //!   catalog of the built-in kinds' messages;
 //! - [`managedfields`]: server-side apply's field ownership (structured-merge-diff's
 //!   field sets, comparison, merge and conflicts) driven by the schema;
+//! - [`fieldmanager`]: kube's field manager around it: `metadata.managedFields`
+//!   entries recorded on every write, and server-side apply;
 //! - [`field`]: field paths and field errors;
 //! - [`yaml`]: YAML's double-quoted scalars, as the import and the server write them.
 //!
@@ -45,6 +47,7 @@
 
 pub mod crd;
 pub mod field;
+pub mod fieldmanager;
 pub mod hooks;
 pub mod managedfields;
 pub mod meta;
