@@ -1,14 +1,12 @@
 //! Patches: JSON patch (RFC 6902), JSON merge patch (RFC 7386), strategic merge patch
 //! driven by the schema's list types and merge keys, on every resource (beyond
 //! kube-apiserver, which refuses strategic merge on custom resources with 415), and
-//! server-side apply.
+//! the media type of server-side apply.
 //!
-//! Server-side apply is served without field ownership: the applied configuration
-//! creates the object when it is missing and is otherwise merged into it as the
-//! schema's list types and map keys say (lists of type `map` by key, `set`s by value,
-//! atomic lists replaced). No `managedFields` are kept, so a field dropped from the
-//! configuration is not removed and two managers never conflict (`force` has nothing
-//! to do).
+//! Server-side apply itself is the store's (`Store::apply`, with field ownership
+//! from `kapi_core::fieldmanager`); [`PatchType::apply`] of an apply patch merges it as
+//! a strategic merge patch, which is what the scale subresource's apply does, with no
+//! fields of its own to own.
 
 use kapi_core::schema::Schema;
 use serde_json::Value;

@@ -267,11 +267,21 @@ where
     let opts = super::for_request(c.query.patch_options(apply)?, &req);
     let bytes = read_body(req.into_body()).await?;
     let patch = decode_body(&content_type, &bytes)?.value;
+    let sub = c.sub.clone().unwrap_or(Subresource::Main);
+    if apply {
+        // Server-side apply is the store's: it merges by the schema and owns fields.
+        let ((obj, warnings), created) =
+            c.store.apply(c.namespace, &c.name, patch, sub, &opts).await?;
+        let code = if created {
+            StatusCode::CREATED
+        } else {
+            StatusCode::OK
+        };
+        return Ok(with_warnings(c.respond(code, &obj, false)?, &warnings));
+    }
     let store = c.store.clone();
     let name = c.name.clone();
-    let applied = patch.clone();
-    let sub = c.sub.clone().unwrap_or(Subresource::Main);
-    let result = c
+    let (obj, warnings) = c
         .store
         .update_with(c.namespace, &c.name, sub, &opts, move |current| {
             let patched = patch_type.apply(current, &patch, store.strategy().schema())?;
@@ -280,19 +290,11 @@ where
             // changed it (any patch type): then it is a precondition (409).
             Ok(patched)
         })
-        .await;
-    let (code, (obj, warnings)) = match result {
-        // Apply creates what is not there yet.
-        Err(e) if e.reason == "NotFound" && apply && c.sub.is_none() => {
-            let mut obj = applied;
-            let name = Some(Value::from(c.name.as_str()));
-            crate::registry::object::set_meta(&mut obj, "name", name);
-            let created = c.store.create(c.namespace, obj, &opts).await?;
-            (StatusCode::CREATED, created)
-        }
-        other => (StatusCode::OK, other?),
-    };
-    Ok(with_warnings(c.respond(code, &obj, false)?, &warnings))
+        .await?;
+    Ok(with_warnings(
+        c.respond(StatusCode::OK, &obj, false)?,
+        &warnings,
+    ))
 }
 
 async fn delete<B>(c: &Call<'_>, req: Request<B>) -> Result<Response<Body>, ApiError>

@@ -165,7 +165,7 @@ where
     let scale_for_update = scale.clone();
     let conflict_name = name.clone();
     let (obj, _) = store
-        .update_with(namespace, &name, Subresource::Main, &opts, move |current| {
+        .update_with(namespace, &name, Subresource::Scale, &opts, move |current| {
             let wanted = new_scale(&scale_of(current, &scale_for_update))?;
             let rv = wanted
                 .pointer("/metadata/resourceVersion")

@@ -18,6 +18,7 @@ use crate::registry::object::{self, is_being_deleted, meta_str, set_meta};
 use crate::registry::options::{AdmissionRequest, FieldValidation, Operation, WriteOptions};
 use crate::status::ApiError;
 
+mod apply;
 mod delete;
 mod update;
 
@@ -33,6 +34,9 @@ pub enum Subresource {
     Main,
     /// `/status`.
     Status,
+    /// `/scale`: prepared as the object itself (the scale handler changes only the
+    /// replicas), and named `scale` to admission and in `managedFields`.
+    Scale,
     /// Another subresource the resource's hooks handle (Namespace `finalize`,
     /// CertificateSigningRequest `approval`).
     Extra(kapi_core::resource::Str),
@@ -396,6 +400,9 @@ impl Store {
         set_meta(&mut obj, "creationTimestamp", Some(created));
         set_meta(&mut obj, "deletionTimestamp", None);
         set_meta(&mut obj, "deletionGracePeriodSeconds", None);
+        // Defaults are the creator's, as kube's decoder defaults before its field
+        // manager runs; reset fields (a status) are nobody's.
+        self.record_update(&json!({}), &mut obj, "", opts);
         let name = object::name(&obj).to_string();
         let mut errs = validate_object_meta(
             obj.get("metadata"),

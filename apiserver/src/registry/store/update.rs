@@ -34,11 +34,7 @@ impl Store {
         let mut warnings = Vec::new();
         let mut dry_result = None;
         let mut written = None;
-        let subresource = match &sub {
-            Subresource::Main => "",
-            Subresource::Status => "status",
-            Subresource::Extra(name) => name.as_ref(),
-        };
+        let subresource = sub.name();
         let request = self.admission_request(Operation::Update, subresource, namespace, name, opts);
         let outcome = async {
             let mut attempts = UpdateAttempts::begin(self.storage.as_ref(), &key, self.ttl).await?;
@@ -90,7 +86,9 @@ impl Store {
                 object::prune_metadata(&mut new);
             }
             match &sub {
-                Subresource::Main => self.strategy.prepare_for_update(&mut new, &old),
+                Subresource::Main | Subresource::Scale => {
+                    self.strategy.prepare_for_update(&mut new, &old)
+                }
                 Subresource::Status => self.strategy.prepare_for_status_update(&mut new, &old),
                 Subresource::Extra(name) => {
                     if !self
@@ -102,6 +100,7 @@ impl Store {
                 }
             }
             object::keep_server_metadata(&mut new, &old);
+            self.record_update(&old, &mut new, subresource, opts);
             let mut errs: ErrorList = validate_object_meta_update(
                 new.get("metadata"),
                 old.get("metadata"),
