@@ -152,6 +152,7 @@ pub fn raw_of(body: &[u8]) -> Option<&[u8]> {
 
 /// The value of the length-delimited field whose one-byte key is `key`, if `bytes`
 /// starts with it, and the bytes after it.
+#[inline]
 fn leading_len_field(bytes: &[u8], key: u8) -> Option<(&[u8], &[u8])> {
     let (&first, mut rest) = bytes.split_first()?;
     if first != key {
