@@ -371,11 +371,17 @@ impl Controller {
     ) -> Option<Value> {
         let result = self
             .crds
-            .update_with(None, name, sub, &WriteOptions::default(), |cur| {
-                let mut next = cur.clone();
-                f(cur, &mut next);
-                Ok(next)
-            })
+            .update_with(
+                None,
+                name,
+                sub,
+                &WriteOptions::by("kube-apiserver"),
+                |cur| {
+                    let mut next = cur.clone();
+                    f(cur, &mut next);
+                    Ok(next)
+                },
+            )
             .await;
         match result {
             Ok((crd, _)) => Some(crd),

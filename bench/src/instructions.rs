@@ -7,18 +7,26 @@
 //! other, on single-object operations whose throughput differs by less than the noise.
 //!
 //! Each cell is a fixed number of sequential requests over one connection, the
-//! same ConfigMaps as `kapi-bench wire` sends ([`crate::targets::wire`]). The counters
+//! same ConfigMaps as `kapi-bench wire` sends ([`crate::targets::wire`]). Two more rows,
+//! in JSON only, are the writes that record `managedFields` beside the create (issue
+//! #20): a merge patch of one ConfigMap and a server-side apply to another, each
+//! changing a value every time; run against two builds, they give the field manager's
+//! cost. The counters
 //! are zeroed before a cell and dumped after it (`callgrind_control`), so startup,
 //! preloading and warm-up (which fills the watch cache's memos of both formats) are
 //! left out. Rounds alternate which format goes first. What a count leaves out is the
 //! kernel's work (sockets, copies: larger bodies cost more there) and the client's.
 
 use std::ffi::OsString;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::client::Transport;
-use crate::driver::Worker;
+use bytes::Bytes;
+use http::{Method, StatusCode};
+
+use crate::client::{Client, Transport};
+use crate::driver::{OpFuture, Sample, Worker};
 use crate::server::{KapiProcess, Storage};
 use crate::targets::kapi_http::Loader;
 use crate::targets::wire::{Encoding, Operation, Wire};
@@ -30,7 +38,7 @@ pub struct InstructionsConfig {
     pub kapi: PathBuf,
     /// Rounds of every cell in each format.
     pub rounds: usize,
-    /// Creates per cell.
+    /// Creates per cell (and merge patches, and applies).
     pub creates: u64,
     /// GETs (`resourceVersion=0`) per cell.
     pub gets: u64,
@@ -58,23 +66,45 @@ impl InstructionsConfig {
     }
 }
 
+/// What a row measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cell {
+    /// An operation of `kapi-bench wire`, in both formats.
+    Wire(Operation),
+    /// A JSON merge patch changing one value of a ConfigMap.
+    MergePatch,
+    /// A server-side apply changing one value of a ConfigMap.
+    Apply,
+}
+
+impl std::fmt::Display for Cell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Cell::Wire(operation) => write!(f, "{operation}"),
+            Cell::MergePatch => f.write_str("update (merge patch)"),
+            Cell::Apply => f.write_str("server-side apply"),
+        }
+    }
+}
+
 /// One operation's counts.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InstructionsRow {
     /// What was measured.
-    pub operation: Operation,
+    pub operation: Cell,
     /// Requests per cell.
     pub requests: u64,
     /// Instructions per request in JSON, one figure per round.
     pub json: Vec<u64>,
-    /// Instructions per request in protobuf, one figure per round.
+    /// Instructions per request in protobuf, one figure per round (none for the
+    /// JSON-only writes).
     pub protobuf: Vec<u64>,
 }
 
 impl InstructionsRow {
-    /// The rounds' mean, protobuf over JSON.
-    pub fn ratio(&self) -> f64 {
-        mean(&self.protobuf) / mean(&self.json).max(1.0)
+    /// The rounds' mean, protobuf over JSON; `None` without protobuf figures.
+    pub fn ratio(&self) -> Option<f64> {
+        (!self.protobuf.is_empty()).then(|| mean(&self.protobuf) / mean(&self.json).max(1.0))
     }
 }
 
@@ -134,7 +164,7 @@ pub async fn measure(config: &InstructionsConfig) -> Result<Vec<InstructionsRow>
         }
         dumps.control(&["-i", "on"])?;
         let mut row = InstructionsRow {
-            operation,
+            operation: Cell::Wire(operation),
             requests,
             json: Vec::new(),
             protobuf: Vec::new(),
@@ -166,7 +196,76 @@ pub async fn measure(config: &InstructionsConfig) -> Result<Vec<InstructionsRow>
         );
         rows.push(row);
     }
+    for cell in [Cell::MergePatch, Cell::Apply] {
+        let client = Client::connect(kapi.addr(), config.transport).await?;
+        let mut worker = writer(kapi.addr(), client, cell).await?;
+        call(&mut worker, 0, 20).await?;
+        dumps.control(&["-i", "on"])?;
+        let mut json = Vec::new();
+        for round in 0..config.rounds {
+            dumps.control(&["-z"])?;
+            call(
+                &mut worker,
+                20 + round as u64 * config.creates,
+                config.creates,
+            )
+            .await?;
+            json.push(dumps.take()? / config.creates.max(1));
+        }
+        dumps.control(&["-i", "off"])?;
+        eprintln!("kapi-bench instructions: {cell}: {json:?} per request");
+        rows.push(InstructionsRow {
+            operation: cell,
+            requests: config.creates,
+            json,
+            protobuf: Vec::new(),
+        });
+    }
     Ok(rows)
+}
+
+/// A worker writing one new value into a ConfigMap of its own per call, by `cell`'s
+/// kind of write; the ConfigMap is created first.
+async fn writer(addr: SocketAddr, client: Client, cell: Cell) -> Result<Worker, String> {
+    let name = match cell {
+        Cell::MergePatch => "merged",
+        _ => "applied",
+    };
+    let path = format!("/api/v1/namespaces/default/configmaps/{name}?fieldManager=bench");
+    let body = move |seq: u64| {
+        let config = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+                                        "metadata": {"name": name},
+                                        "data": {"value": seq.to_string(), "padding": "x".repeat(800)}});
+        Bytes::from(config.to_string())
+    };
+    let content_type = match cell {
+        Cell::MergePatch => "application/merge-patch+json",
+        _ => "application/apply-patch+yaml",
+    };
+    // The object to patch: made by an apply, which creates.
+    let first = Client::connect(addr, Transport::Http1).await?;
+    let reply = first
+        .send(
+            Method::PATCH,
+            &path,
+            Some(("application/apply-patch+yaml", body(0))),
+        )
+        .await?;
+    if !reply.status.is_success() {
+        return Err(format!("creating {name}: {}", reply.status));
+    }
+    Ok(Box::new(move |seq| -> OpFuture {
+        let client = client.clone();
+        let path = path.clone();
+        let bytes = body(seq + 1);
+        Box::pin(async move {
+            client
+                .send(Method::PATCH, &path, Some((content_type, bytes)))
+                .await?
+                .expect("PATCH", StatusCode::OK)?;
+            Ok(Sample::Whole)
+        })
+    }))
 }
 
 /// Calls `worker` `count` times in a row, from sequence number `first`.
@@ -270,13 +369,15 @@ pub fn markdown(rows: &[InstructionsRow]) -> String {
             .join(", ")
     };
     for row in rows {
+        let (protobuf, ratio) = match row.ratio() {
+            Some(ratio) => (list(&row.protobuf), format!("{ratio:.3}×")),
+            None => ("—".to_string(), "—".to_string()),
+        };
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {:.3}× |\n",
+            "| {} | {} | {} | {protobuf} | {ratio} |\n",
             row.operation,
             row.requests,
             list(&row.json),
-            list(&row.protobuf),
-            row.ratio()
         ));
     }
     out
@@ -292,13 +393,24 @@ mod tests {
         assert_eq!(totals(dump), Some(86_154_836));
         assert_eq!(totals("events: Ir\n"), None);
         let row = InstructionsRow {
-            operation: Operation::GetCached,
+            operation: Cell::Wire(Operation::GetCached),
             requests: 2000,
             json: vec![43_000, 43_200],
             protobuf: vec![43_100, 43_100],
         };
-        assert!((row.ratio() - 1.0).abs() < 0.01);
-        let table = markdown(&[row]);
+        assert!((row.ratio().unwrap() - 1.0).abs() < 0.01);
+        let writes = InstructionsRow {
+            operation: Cell::Apply,
+            requests: 300,
+            json: vec![900_000],
+            protobuf: Vec::new(),
+        };
+        assert_eq!(writes.ratio(), None);
+        let table = markdown(&[row, writes]);
+        assert!(
+            table.contains("| server-side apply | 300 | 900000 | — | — |"),
+            "{table}"
+        );
         assert!(
             table.contains("| get rv=0 | 2000 | 43000, 43200 | 43100, 43100 | 1.000× |"),
             "{table}"

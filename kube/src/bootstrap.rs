@@ -16,7 +16,10 @@ pub async fn ensure_namespaces(registry: &Registry) {
     };
     for name in SYSTEM_NAMESPACES {
         let ns = json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "name": name } });
-        match store.create(None, ns, &WriteOptions::default()).await {
+        match store
+            .create(None, ns, &WriteOptions::by(crate::APISERVER_MANAGER))
+            .await
+        {
             Ok(_) => tracing::info!(namespace = name, "created namespace"),
             Err(e) if e.reason == "AlreadyExists" => {}
             Err(e) => tracing::warn!(namespace = name, error = %e, "could not create namespace"),
@@ -52,7 +55,10 @@ pub async fn ensure_rbac(registry: &Registry) {
             .as_str()
             .unwrap_or_default()
             .to_string();
-        match store.create(None, object, &WriteOptions::default()).await {
+        match store
+            .create(None, object, &WriteOptions::by(crate::APISERVER_MANAGER))
+            .await
+        {
             Ok(_) => tracing::debug!(kind, name = %name, "created bootstrap RBAC"),
             Err(e) if e.reason == "AlreadyExists" => {}
             Err(e) => {

@@ -181,7 +181,11 @@ impl Elector {
                 });
                 return match self
                     .leases
-                    .create(Some(NAMESPACE), lease, &WriteOptions::default())
+                    .create(
+                        Some(NAMESPACE),
+                        lease,
+                        &WriteOptions::by(crate::APISERVER_MANAGER),
+                    )
                     .await
                 {
                     Ok((created, _)) => {
@@ -225,7 +229,7 @@ impl Elector {
                 LEASE_NAME,
                 next,
                 Subresource::Main,
-                &WriteOptions::default(),
+                &WriteOptions::by(crate::APISERVER_MANAGER),
             )
             .await
         {
@@ -278,7 +282,7 @@ impl Elector {
                 LEASE_NAME,
                 lease,
                 Subresource::Main,
-                &WriteOptions::default(),
+                &WriteOptions::by(crate::APISERVER_MANAGER),
             )
             .await;
         if let Err(e) = released {

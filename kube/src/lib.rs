@@ -23,6 +23,10 @@
 //! assert_eq!(deployments.unwrap().info().kind, "Deployment");
 //! ```
 
+/// The field manager of the writes the server makes itself (bootstrap objects, its
+/// leases, quota usage), as kube-apiserver's own.
+pub(crate) const APISERVER_MANAGER: &str = "kube-apiserver";
+
 pub mod admission;
 pub mod allocation;
 pub mod bootstrap;

@@ -130,7 +130,7 @@ async fn aggregate(registry: &Registry, snapshot: &PolicySnapshot) {
                 None,
                 &name,
                 Subresource::Main,
-                &WriteOptions::default(),
+                &WriteOptions::by(crate::controllers::MANAGER),
                 move |current| {
                     let mut role = current.clone();
                     role["rules"] = rules.clone();

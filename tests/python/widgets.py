@@ -5,7 +5,9 @@ Usage: python3 widgets.py KUBECONFIG
 Runs CustomObjectsApi CRUD on example.kapi.dev/v1 widgets (create, list with a label
 selector, get, the merge patch the client sends for dict bodies, a JSON patch, status
 and scale subresources, delete), CoreV1Api on namespaces and ConfigMaps, and a
-`kubernetes.watch.Watch` stream over widgets that sees ADDED, MODIFIED and DELETED.
+`kubernetes.watch.Watch` stream over widgets that sees ADDED, MODIFIED and DELETED, and
+server-side apply through the dynamic client's `server_side_apply` (ownership, a
+conflict and `force_conflicts`).
 Every check is an assert (the script exits non-zero on the first failure); on success
 it prints one JSON object summarising what it saw, for the Rust test to check.
 """
@@ -246,6 +248,38 @@ def watches(custom, summary):
     summary["resumed_watch"] = resumed
 
 
+def server_side_apply(api, summary):
+    """Two field managers apply to one ConfigMap with the dynamic client."""
+    from kubernetes.dynamic import DynamicClient
+    from kubernetes.dynamic.exceptions import ConflictError
+
+    dynamic = DynamicClient(api)
+    cms = dynamic.resources.get(api_version="v1", kind="ConfigMap")
+
+    def apply(data, manager, force=None):
+        return dynamic.server_side_apply(
+            cms, body=body(data), namespace=NS, field_manager=manager, force_conflicts=force
+        )
+
+    def body(data):
+        return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "py-ssa"}, "data": data}
+
+    apply({"a": "1", "b": "2"}, "py-alice")
+    # Dropping a field from the configuration removes it.
+    applied = apply({"a": "1"}, "py-alice")
+    assert applied.data.to_dict() == {"a": "1"}, applied.data
+    try:
+        apply({"a": "2"}, "py-bob")
+        raise AssertionError("a conflicting apply succeeded")
+    except ConflictError as e:
+        summary["ssa_conflict"] = json.loads(e.body)["message"]
+    forced = apply({"a": "2"}, "py-bob", force=True)
+    summary["ssa_managers"] = sorted(
+        f'{e["manager"]}/{e["operation"]}' for e in forced.metadata.managedFields
+    )
+    summary["ssa_data"] = forced.data.to_dict()
+
+
 def main():
     config.load_kube_config(sys.argv[1])
     api = client.ApiClient()
@@ -255,6 +289,7 @@ def main():
     custom_objects(custom, summary)
     core(v1, summary)
     watches(custom, summary)
+    server_side_apply(api, summary)
     print(json.dumps(summary, sort_keys=True))
 
 

@@ -2211,7 +2211,8 @@ fn patches(t: &mut Table, cm: &str, w: &str, d: &str) {
     t.row(
         "apply: an invalid value",
         "PATCH",
-        &format!("{w}?fieldManager=t"),
+        // Forced: the replicas are another manager's, and a conflict comes first.
+        &format!("{w}?fieldManager=t&force=true"),
         APPLY,
         bytes(&with(widget("target"), |v| {
             v["spec"]["replicas"] = json!(1000)

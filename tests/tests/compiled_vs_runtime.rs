@@ -12,6 +12,7 @@ const RUNTIME: &str = "runtime.kapi.dev";
 const JSON: &str = "application/json";
 const MERGE: &str = "application/merge-patch+json";
 const JSON_PATCH: &str = "application/json-patch+json";
+const APPLY: &str = "application/apply-patch+yaml";
 const TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io";
 
 /// schemas/widget.yaml as a CRD of `group`.
@@ -79,12 +80,14 @@ impl Step {
 
 /// Sets aside what the server makes up and the group name.
 fn normalize(mut res: Exchange, group: &str) -> Exchange {
-    let mut body = res.body.replace(group, "{group}");
+    let mut body = managed_fields_by_manager(&res.body).replace(group, "{group}");
     for field in [
         "uid",
         "resourceVersion",
         "creationTimestamp",
         "lastTransitionTime",
+        // managedFields' times.
+        "time",
     ] {
         body = replace_string_values(&body, field);
     }
@@ -95,6 +98,36 @@ fn normalize(mut res: Exchange, group: &str) -> Exchange {
         .map(|w| w.replace(group, "{group}"))
         .collect();
     res
+}
+
+/// `body` with each object's `managedFields` in manager order: kube sorts them by
+/// time, and the two runs' writes may fall on either side of a second.
+fn managed_fields_by_manager(body: &str) -> String {
+    fn sort(v: &mut Value) -> bool {
+        let mut sorted = false;
+        if let Some(entries) = v
+            .pointer_mut("/metadata/managedFields")
+            .and_then(Value::as_array_mut)
+            .filter(|e| e.len() > 1)
+        {
+            entries.sort_by_key(|e| e["manager"].as_str().unwrap_or("").to_string());
+            sorted = true;
+        }
+        if let Some(items) = v.get_mut("items").and_then(Value::as_array_mut) {
+            for item in items {
+                sorted |= sort(item);
+            }
+        }
+        sorted
+    }
+    let Ok(mut v) = serde_json::from_str::<Value>(body) else {
+        return body.to_string();
+    };
+    if sort(&mut v) {
+        format!("{v}\n")
+    } else {
+        body.to_string()
+    }
 }
 
 /// A Table row's last cell, its Age (`"0s"`), → `"…"`: the two requests compared may
@@ -229,6 +262,29 @@ fn steps() -> Vec<Step> {
             .body(MERGE, json!({"spec": {"replicas": 7}})),
         step("scale: over the maximum", "PATCH", "/w1/scale", 422)
             .body(MERGE, json!({"spec": {"replicas": 500}})),
+        step("apply: create", "PATCH", "/w3?fieldManager=alice", 201).body(
+            APPLY,
+            widget(
+                "w3",
+                json!({"color": "red", "replicas": 2, "ports": [{"name": "http", "port": 80}]}),
+            ),
+        ),
+        step("apply: a conflict", "PATCH", "/w3?fieldManager=bob", 409)
+            .body(APPLY, widget("w3", json!({"color": "red", "replicas": 3}))),
+        step(
+            "apply: forced",
+            "PATCH",
+            "/w3?fieldManager=bob&force=true",
+            200,
+        )
+        .body(APPLY, widget("w3", json!({"color": "red", "replicas": 3}))),
+        step(
+            "apply: a field dropped",
+            "PATCH",
+            "/w3?fieldManager=alice",
+            200,
+        )
+        .body(APPLY, widget("w3", json!({"color": "red"}))),
         step("get after the writes", "GET", "/w1", 200),
         step("delete", "DELETE", "/w2", 200),
         step("get a deleted widget", "GET", "/w2", 404),

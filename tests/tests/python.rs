@@ -168,5 +168,14 @@ fn python_client_custom_objects_core_and_watch() {
             json!(["MODIFIED pre", "DELETED pre"]),
             "{summary}"
         );
+        // Server-side apply: the dropped field went, bob's change conflicted with
+        // alice's field until forced, and then bob alone owned it.
+        assert_eq!(
+            field("ssa_conflict"),
+            "Apply failed with 1 conflict: conflict with \"py-alice\": .data.a",
+            "{summary}"
+        );
+        assert_eq!(field("ssa_managers"), json!(["py-bob/Apply"]), "{summary}");
+        assert_eq!(field("ssa_data"), json!({"a": "2"}), "{summary}");
     });
 }

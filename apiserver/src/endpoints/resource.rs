@@ -270,8 +270,10 @@ where
     let sub = c.sub.clone().unwrap_or(Subresource::Main);
     if apply {
         // Server-side apply is the store's: it merges by the schema and owns fields.
-        let ((obj, warnings), created) =
-            c.store.apply(c.namespace, &c.name, patch, sub, &opts).await?;
+        let ((obj, warnings), created) = c
+            .store
+            .apply(c.namespace, &c.name, patch, sub, &opts)
+            .await?;
         let code = if created {
             StatusCode::CREATED
         } else {

@@ -165,27 +165,33 @@ where
     let scale_for_update = scale.clone();
     let conflict_name = name.clone();
     let (obj, _) = store
-        .update_with(namespace, &name, Subresource::Scale, &opts, move |current| {
-            let wanted = new_scale(&scale_of(current, &scale_for_update))?;
-            let rv = wanted
-                .pointer("/metadata/resourceVersion")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            let current_rv = current
-                .pointer("/metadata/resourceVersion")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            if !rv.is_empty() && rv != current_rv {
-                return Err(ApiError::stale(store.info(), &conflict_name));
-            }
-            let replicas = wanted
-                .pointer("/spec/replicas")
-                .cloned()
-                .unwrap_or(json!(0));
-            let mut obj = current.clone();
-            set_replicas(&mut obj, &scale_for_update, replicas);
-            Ok(obj)
-        })
+        .update_with(
+            namespace,
+            &name,
+            Subresource::Scale,
+            &opts,
+            move |current| {
+                let wanted = new_scale(&scale_of(current, &scale_for_update))?;
+                let rv = wanted
+                    .pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let current_rv = current
+                    .pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                if !rv.is_empty() && rv != current_rv {
+                    return Err(ApiError::stale(store.info(), &conflict_name));
+                }
+                let replicas = wanted
+                    .pointer("/spec/replicas")
+                    .cloned()
+                    .unwrap_or(json!(0));
+                let mut obj = current.clone();
+                set_replicas(&mut obj, &scale_for_update, replicas);
+                Ok(obj)
+            },
+        )
         .await?;
     answer(output, &scale_of(&obj, &scale))
 }

@@ -112,6 +112,18 @@ pub struct WriteOptions {
     pub applied: bool,
 }
 
+impl WriteOptions {
+    /// The options of a write the server makes itself, recorded in `managedFields` as
+    /// `manager` (kube's components write as `kube-apiserver` and
+    /// `kube-controller-manager`).
+    pub fn by(manager: &str) -> Self {
+        Self {
+            field_manager: manager.to_string(),
+            ..Self::default()
+        }
+    }
+}
+
 impl std::fmt::Debug for WriteOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("WriteOptions")

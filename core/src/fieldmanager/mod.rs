@@ -105,13 +105,19 @@ pub struct FieldManager<'s> {
     ty: ObjectType<'s>,
     updater: Updater<'s>,
     api_version: String,
+    kind: &'s str,
     subresource: &'s str,
 }
 
 impl<'s> FieldManager<'s> {
-    /// The field manager of objects of `schema` (a resource's root) in `api_version`
-    /// (`apps/v1`), written through `target`.
-    pub fn new(schema: &'s Schema, api_version: impl Into<String>, target: Target<'s>) -> Self {
+    /// The field manager of `kind` objects of `schema` (a resource's root) in
+    /// `api_version` (`apps/v1`), written through `target`.
+    pub fn new(
+        schema: &'s Schema,
+        api_version: impl Into<String>,
+        kind: &'s str,
+        target: Target<'s>,
+    ) -> Self {
         let mut reset = FieldSet::new();
         let subresource = match target {
             Target::Main { has_status } => {
@@ -132,6 +138,7 @@ impl<'s> FieldManager<'s> {
             ty,
             updater: Updater::new(ty).ignoring(reset),
             api_version: api_version.into(),
+            kind,
             subresource,
         }
     }
@@ -225,23 +232,22 @@ impl<'s> FieldManager<'s> {
         Ok(new)
     }
 
-    /// kube's checks of an applied configuration: no `managedFields`, and the
-    /// version the request is sent to.
+    /// kube's checks of an applied configuration: the kind and version the request
+    /// is sent to (`versionCheckManager`, which words a mismatch as Go prints a
+    /// `GroupVersionKind`), and no `managedFields`.
     fn check_config(&self, config: &Value) -> Result<(), FieldManagerError> {
+        let text = |key: &str| config.get(key).and_then(Value::as_str).unwrap_or("");
+        let (api_version, kind) = (text("apiVersion"), text("kind"));
+        if api_version != self.api_version || kind != self.kind {
+            let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+            return Err(FieldManagerError::BadRequest(format!(
+                "invalid object type: {group}/{version}, Kind={kind}"
+            )));
+        }
         if entries::of(config).is_some() {
             return Err(FieldManagerError::BadRequest(
                 "metadata.managedFields must be nil".into(),
             ));
-        }
-        let sent = config
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        if sent != self.api_version {
-            return Err(FieldManagerError::BadRequest(format!(
-                "Incorrect version specified in apply patch. Specified patch version: {sent}, expected: {}",
-                self.api_version
-            )));
         }
         Ok(())
     }

@@ -54,12 +54,12 @@ fn stored(mut obj: Value) -> Value {
 }
 
 fn main(schema: &Schema, has_status: bool) -> FieldManager<'_> {
-    let version = if has_status {
-        "example.kapi.dev/v1"
+    let (version, kind) = if has_status {
+        ("example.kapi.dev/v1", "Widget")
     } else {
-        "v1"
+        ("v1", "ConfigMap")
     };
-    FieldManager::new(schema, version, Target::Main { has_status })
+    FieldManager::new(schema, version, kind, Target::Main { has_status })
 }
 
 fn entries(obj: &Value) -> Vec<Value> {
@@ -337,6 +337,7 @@ fn status_is_owned_only_through_its_subresource() {
     let status = FieldManager::new(
         &schema,
         "example.kapi.dev/v1",
+        "Widget",
         Target::Subresource("status"),
     );
     let mut new = live.clone();
@@ -379,10 +380,12 @@ fn a_bad_configuration_is_a_bad_request() {
     let other = json!({"apiVersion": "v2", "kind": "ConfigMap", "metadata": {"name": "c"}});
     assert_eq!(
         fm.apply(&json!({}), &other, "a", false, T0).unwrap_err(),
-        FieldManagerError::BadRequest(
-            "Incorrect version specified in apply patch. Specified patch version: v2, expected: v1"
-                .into()
-        )
+        FieldManagerError::BadRequest("invalid object type: /v2, Kind=ConfigMap".into())
+    );
+    let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "c"}});
+    assert_eq!(
+        fm.apply(&json!({}), &secret, "a", false, T0).unwrap_err(),
+        FieldManagerError::BadRequest("invalid object type: /v1, Kind=Secret".into())
     );
     let managed = json!({"apiVersion": "v1", "kind": "ConfigMap",
                          "metadata": {"name": "c", "managedFields": []}});

@@ -156,7 +156,7 @@ pub async fn charge(registry: &Registry, request: &AdmissionRequest<'_>) -> Resu
             .to_string();
         let opts = WriteOptions {
             dry_run: request.dry_run,
-            ..WriteOptions::default()
+            ..WriteOptions::by(crate::APISERVER_MANAGER)
         };
         quotas
             .update_with(Some(namespace), &quota_name, Subresource::Status, &opts, |current| {

@@ -446,7 +446,7 @@ async fn modify(store: &Store, node: &Node, change: impl Fn(&mut Value) + Send +
             node.namespace.as_deref(),
             &node.name,
             Subresource::Main,
-            &WriteOptions::default(),
+            &WriteOptions::by(crate::controllers::MANAGER),
             |cur| {
                 let mut next = cur.clone();
                 change(&mut next);

@@ -8,6 +8,10 @@
 //! - [`service_account`]: a `default` ServiceAccount in every namespace;
 //! - [`resource_quota`]: ResourceQuota usage.
 
+/// The field manager of the controllers' writes, as kube's controllers run in
+/// `kube-controller-manager`.
+pub(crate) const MANAGER: &str = "kube-controller-manager";
+
 pub mod garbage_collector;
 pub mod namespace;
 pub mod resource_quota;

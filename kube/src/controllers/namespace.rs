@@ -105,7 +105,7 @@ async fn finalize(registry: &Registry, namespaces: &Arc<Store>, ns: &str) {
             None,
             ns,
             Subresource::Extra("finalize".into()),
-            &WriteOptions::default(),
+            &WriteOptions::by(crate::controllers::MANAGER),
             |current| {
                 let mut next = current.clone();
                 let finalizers: Vec<Value> = current

@@ -65,7 +65,7 @@ async fn sync_all(registry: &Registry) -> Result<(), kapi_apiserver::status::Api
                 Some(namespace),
                 name,
                 Subresource::Status,
-                &WriteOptions::default(),
+                &WriteOptions::by(crate::controllers::MANAGER),
                 |current| Ok(recounted(current, &usage)),
             )
             .await;

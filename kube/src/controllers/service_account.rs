@@ -85,7 +85,11 @@ async fn ensure_default(accounts: &Store, namespace: &str) {
         "metadata": { "name": "default", "namespace": namespace },
     });
     match accounts
-        .create(Some(namespace), account, &WriteOptions::default())
+        .create(
+            Some(namespace),
+            account,
+            &WriteOptions::by(crate::controllers::MANAGER),
+        )
         .await
     {
         Ok(_) => tracing::debug!(namespace, "created the default ServiceAccount"),

@@ -121,7 +121,8 @@ fn apply_error(store: &Store, name: &str, e: FieldManagerError) -> ApiError {
             let causes: Vec<Value> = report
                 .causes
                 .iter()
-                .map(|c| json!({"type": CAUSE_TYPE, "message": c.message, "field": c.field}))
+                // A cause's type is `reason` on the wire (Go's `json:"reason"` tag).
+                .map(|c| json!({"reason": CAUSE_TYPE, "message": c.message, "field": c.field}))
                 .collect();
             let mut details = Map::new();
             details.insert("causes".into(), Value::Array(causes));
