@@ -4,8 +4,10 @@
 
 use std::fmt::Write;
 
-/// A string quoted as Go's `strconv.Quote` does: double quotes, with backslash escapes
-/// for quotes, backslashes and control characters; printable Unicode is kept.
+/// A string quoted as Go's `strconv.Quote` does (the `%q` verb): double quotes,
+/// backslash escapes for quotes, backslashes and what Go's `unicode.IsPrint` does not
+/// count as printable (controls, spaces other than U+0020, format characters, private
+/// use), as `\xXX`, `\uXXXX` or `\UXXXXXXXX`; printable Unicode is kept.
 pub fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
@@ -20,17 +22,34 @@ pub fn quote(s: &str) -> String {
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
             '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+            c if is_print(c) => out.push(c),
+            c if (c as u32) < 0x80 => {
                 let _ = write!(out, "\\x{:02x}", c as u32);
             }
-            c if c.is_control() => {
+            c if (c as u32) < 0x10000 => {
                 let _ = write!(out, "\\u{:04x}", c as u32);
             }
-            c => out.push(c),
+            c => {
+                let _ = write!(out, "\\U{:08x}", c as u32);
+            }
         }
     }
     out.push('"');
     out
+}
+
+/// Go's `unicode.IsPrint`, closely: not a control, not a space other than U+0020, not
+/// a format character, not private use.
+fn is_print(c: char) -> bool {
+    if c == ' ' {
+        return true;
+    }
+    let cp = c as u32;
+    let format = matches!(cp, 0xad | 0x600..=0x605 | 0x61c | 0x6dd | 0x70f | 0x180e)
+        || matches!(cp, 0x200b..=0x200f | 0x202a..=0x202e | 0x2060..=0x206f)
+        || matches!(cp, 0xfeff | 0xfff9..=0xfffb | 0xfffe | 0xffff);
+    let private = matches!(cp, 0xe000..=0xf8ff | 0xf0000..);
+    !(c.is_control() || c.is_whitespace() || format || private)
 }
 
 /// A list of strings as Go's `%q` prints a `[]string`: `["a" "b"]`, `[]` when empty.

@@ -196,49 +196,9 @@ fn go_json_float(f: f64) -> String {
     format!("{sign}{first}{point}{rest}e{esign}{}", exp.abs())
 }
 
-/// Go's `strconv.Quote` (the `%q` verb): printable characters as they are, the rest
-/// escaped. Printability follows Go's `unicode.IsPrint` closely (controls, separators
-/// other than the space, format characters and private use are escaped).
+/// Go's `strconv.Quote` (the `%q` verb), as kube's messages quote managers and values.
 pub(crate) fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if go_is_print(c) => out.push(c),
-            c if (c as u32) < 0x80 => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c if (c as u32) < 0x10000 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => {
-                let _ = write!(out, "\\U{:08x}", c as u32);
-            }
-        }
-    }
-    out.push('"');
-    out
-}
-
-fn go_is_print(c: char) -> bool {
-    if c == ' ' {
-        return true;
-    }
-    let cp = c as u32;
-    let format = matches!(cp, 0xad | 0x600..=0x605 | 0x61c | 0x6dd | 0x70f | 0x180e)
-        || matches!(cp, 0x200b..=0x200f | 0x202a..=0x202e | 0x2060..=0x206f)
-        || matches!(cp, 0xfeff | 0xfff9..=0xfffb | 0xfffe | 0xffff);
-    let private = matches!(cp, 0xe000..=0xf8ff | 0xf0000..);
-    !(c.is_control() || c.is_whitespace() || format || private)
+    kapi_validation::go::quote(s)
 }
 
 /// Writes `s` as a JSON string the way json-iterator (SMD's encoder) does: `"`, `\`
