@@ -50,8 +50,14 @@ const CURRENT_OPERATION: &str = "current-operation";
 /// The manager that owns what an object held before its first apply.
 const BEFORE_FIRST_APPLY: &str = "before-first-apply";
 
-/// Fields nobody owns: the type's and the server's (kube's `stripMetaManager`).
-fn stripped() -> FieldSet {
+/// Fields nobody owns: the type's and the server's (kube's `stripMetaManager`). Built
+/// once: every write strips them.
+fn stripped() -> &'static FieldSet {
+    static STRIPPED: std::sync::OnceLock<FieldSet> = std::sync::OnceLock::new();
+    STRIPPED.get_or_init(stripped_fields)
+}
+
+fn stripped_fields() -> FieldSet {
     let meta = |name: &str| [PathElement::field("metadata"), PathElement::field(name)];
     let mut set = FieldSet::new();
     for top in ["apiVersion", "kind", "metadata"] {
@@ -330,7 +336,7 @@ impl<'s> FieldManager<'s> {
 /// Takes the fields nobody owns out of `id`'s set, dropping it when nothing is left.
 fn strip(fields: &mut Managers, id: &str) {
     if let Some(entry) = fields.get_mut(id) {
-        entry.set = entry.set.difference(&stripped());
+        entry.set = entry.set.difference(stripped());
         if entry.set.is_empty() {
             fields.remove(id);
         }
