@@ -8,13 +8,12 @@
 //! kinds (ConfigMap, Secret, Namespace) from k8s-openapi.
 
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::time::Duration;
 
 use futures_util::{StreamExt, TryStreamExt};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
-use kapi_tests::{Kapi, on_every_backend};
+use kapi_tests::on_every_backend;
 use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
     PatchParams, PostParams, WatchEvent, WatchParams,
@@ -24,39 +23,12 @@ use kube::runtime::watcher;
 use kube::{Client, Config};
 use serde_json::{Value, json};
 
-/// How long one scenario may take.
-const SCENARIO_TIMEOUT: Duration = Duration::from_secs(90);
+#[path = "support/kube.rs"]
+mod support;
+use support::{block_on, client};
+
 /// How long to wait for one watch event.
 const EVENT_TIMEOUT: Duration = Duration::from_secs(15);
-
-/// Runs an async scenario on a fresh runtime, bounded in time.
-fn block_on(f: impl Future<Output = ()>) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-    rt.block_on(async {
-        tokio::time::timeout(SCENARIO_TIMEOUT, f)
-            .await
-            .expect("the scenario finished in time");
-    });
-}
-
-/// A client for the server's URL, in namespace `default`.
-fn client(kapi: &Kapi) -> Client {
-    let kubeconfig =
-        kube::config::Kubeconfig::read_from(kapi.kubeconfig()).expect("the kubeconfig");
-    let mut config = futures_util::FutureExt::now_or_never(Config::from_custom_kubeconfig(
-        kubeconfig,
-        &Default::default(),
-    ))
-    .expect("reading a kubeconfig does not wait")
-    .expect("a config from the server's kubeconfig");
-    config.default_namespace = "default".into();
-    config.read_timeout = Some(Duration::from_secs(30));
-    Client::try_from(config).expect("a kube client")
-}
 
 fn widget_gvk() -> GroupVersionKind {
     GroupVersionKind::gvk("example.kapi.dev", "v1", "Widget")

@@ -3,44 +3,14 @@
 //! of one object, over and over, and never overwrite each other; a third that wants a
 //! field another owns gets a conflict until it forces.
 
-use std::future::Future;
-use std::time::Duration;
-
 use k8s_openapi::api::core::v1::ConfigMap;
-use kapi_tests::{Kapi, on_every_backend};
+use kapi_tests::on_every_backend;
 use kube::api::{Api, Patch, PatchParams};
-use kube::{Client, Config};
 use serde_json::json;
 
-/// How long one scenario may take.
-const SCENARIO_TIMEOUT: Duration = Duration::from_secs(90);
-
-fn block_on(f: impl Future<Output = ()>) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-    rt.block_on(async {
-        tokio::time::timeout(SCENARIO_TIMEOUT, f)
-            .await
-            .expect("the scenario finished in time");
-    });
-}
-
-fn client(kapi: &Kapi) -> Client {
-    let kubeconfig =
-        kube::config::Kubeconfig::read_from(kapi.kubeconfig()).expect("the kubeconfig");
-    let mut config = futures_util::FutureExt::now_or_never(Config::from_custom_kubeconfig(
-        kubeconfig,
-        &Default::default(),
-    ))
-    .expect("reading a kubeconfig does not wait")
-    .expect("a config from the server's kubeconfig");
-    config.default_namespace = "default".into();
-    config.read_timeout = Some(Duration::from_secs(30));
-    Client::try_from(config).expect("a kube client")
-}
+#[path = "support/kube.rs"]
+mod support;
+use support::{block_on, client};
 
 /// The managers of `cm`'s entries, with their operation.
 fn managers(cm: &ConfigMap) -> Vec<String> {
