@@ -255,10 +255,15 @@ fn atomic_lists_are_replaced_whole_and_owned_whole() {
     );
 }
 
-/// The applies a kubectl user makes, with every kubectl release.
+/// The applies a kubectl user makes, with every kubectl release, on both backends.
 #[test]
 fn kubectl_server_side_apply_with_every_release() {
-    let kapi = Kapi::start(Backend::Embedded);
+    for (_, backend) in Backend::all() {
+        kubectl_scenario(&Kapi::start(backend()));
+    }
+}
+
+fn kubectl_scenario(kapi: &Kapi) {
     for version in kubectl_versions() {
         let name = format!("ssa-{}", version.replace('.', "-"));
         let manifest = |data: &str| {

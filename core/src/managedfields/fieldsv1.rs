@@ -135,7 +135,10 @@ pub fn parse_element_key(key: &str) -> Result<Option<PathElement>, FieldsV1Reaso
             // json-iterator reads `null` as an object with no fields.
             Ok(Value::Null) => PathElement::Key(Vec::new()),
             Ok(other) => {
-                let msg = format!("expected an object, got {}", json_kind(&other));
+                let msg = format!(
+                    "expected an object, got {}",
+                    crate::field::json_type_name(&other)
+                );
                 return Err(FieldsV1Reason::BadKey(msg));
             }
             Err(e) => return Err(FieldsV1Reason::BadKey(e.to_string())),
@@ -144,17 +147,6 @@ pub fn parse_element_key(key: &str) -> Result<Option<PathElement>, FieldsV1Reaso
         _ => return Ok(None),
     };
     Ok(Some(pe))
-}
-
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 /// The document kube writes for `set`, byte for byte (compact, keys in SMD's order).
@@ -255,7 +247,7 @@ fn read_node(v: &Value, at: &mut Vec<String>) -> Result<(Option<FieldSet>, bool)
         other => {
             return Err(FieldsV1Error {
                 at: at.clone(),
-                reason: FieldsV1Reason::NotAnObject(json_kind(other)),
+                reason: FieldsV1Reason::NotAnObject(crate::field::json_type_name(other)),
             });
         }
     };
