@@ -93,14 +93,6 @@ pub fn is_protobuf(content_type: &str) -> bool {
     essence(content_type) == "application/vnd.kubernetes.protobuf"
 }
 
-/// Picks the response format for an object or list request from `Accept`: the first
-/// range the server can answer, by the client's preference. Protobuf is one of them
-/// when the kind has a message (`protobuf`); for a custom resource a protobuf range is
-/// passed over, as kube-apiserver passes it over.
-pub fn output(accept: Option<&str>, protobuf: Option<Wire>) -> Result<Output, ApiError> {
-    Accepted::parse(accept).output(protobuf)
-}
-
 /// What a request's `Accept` asks for, read once per request: the handler's output
 /// format (with or without a protobuf form, which only the resource decides) and the
 /// layout of the answer ([`PrettyPrint`]) both come from the same ranges.
@@ -169,8 +161,10 @@ impl Accepted {
         }
     }
 
-    /// The response format for a resource whose kind has a protobuf form (`Some`) or
-    /// none.
+    /// The response format for an object or list request: the first range the server
+    /// can answer, by the client's preference. Protobuf is one of them when the kind
+    /// has a message (`protobuf`); for a custom resource a protobuf range is passed
+    /// over, as kube-apiserver passes it over.
     pub fn output(&self, protobuf: Option<Wire>) -> Result<Output, ApiError> {
         let choice = match protobuf {
             Some(_) => self.with_protobuf,
@@ -230,11 +224,6 @@ pub struct PrettyPrint {
 }
 
 impl PrettyPrint {
-    /// The layout a request's answers get.
-    pub fn of(headers: &http::HeaderMap, query: &crate::request::Query) -> Self {
-        Self::from_accepted(&Accepted::of(headers), headers, query)
-    }
-
     /// The layout a request's answers get, its `Accept` read already.
     pub fn from_accepted(
         accepted: &Accepted,
@@ -284,6 +273,10 @@ pub fn essence(content_type: &str) -> String {
 mod tests {
     use super::*;
 
+    fn output(accept: Option<&str>, protobuf: Option<Wire>) -> Result<Output, ApiError> {
+        Accepted::parse(accept).output(protobuf)
+    }
+
     #[test]
     fn kubectl_get_asks_for_a_table() {
         let accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
@@ -325,7 +318,8 @@ mod tests {
             if let Some(a) = accept {
                 headers.insert(http::header::ACCEPT, a.parse().unwrap());
             }
-            let p = PrettyPrint::of(&headers, &crate::request::Query::parse(query));
+            let query = crate::request::Query::parse(query);
+            let p = PrettyPrint::from_accepted(&Accepted::of(&headers), &headers, &query);
             (p.success, p.error)
         };
         assert_eq!(of(None, Some("kubectl/v1.33.0"), None), (false, false));

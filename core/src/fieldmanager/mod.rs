@@ -155,8 +155,8 @@ impl<'s> FieldManager<'s> {
     /// entries).
     pub fn update(&self, live: &Value, new: &mut Value, manager: &str, now: &str) {
         let managed = self.live_or_new(live, new);
-        let live_entries = entries::of(live).cloned();
-        let live = without_managed_fields(live);
+        let stored = live;
+        let live = without_managed_fields(stored);
         set_managed_fields(new, None);
         // Tracking starts at creation (no uid yet) or at the first apply.
         let created = meta_str(&live, "uid").is_empty();
@@ -165,7 +165,7 @@ impl<'s> FieldManager<'s> {
         }
         match self.record_update(&live, new, managed, manager, now) {
             Some(managed) => set_managed_fields(new, entries::encode(&managed)),
-            None => set_managed_fields(new, live_entries),
+            None => set_managed_fields(new, entries::of(stored).cloned()),
         }
     }
 
