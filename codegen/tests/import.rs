@@ -107,7 +107,7 @@ fn builtins_are_reproducible_and_checked_in() {
 #[test]
 fn builtin_files_parse_back_to_what_was_meant() {
     let import = import_builtins();
-    assert_eq!(import.report.kinds, 45);
+    assert_eq!(import.report.kinds, 46);
     for (rel, file) in &import.files {
         let header = if rel.starts_with("protobuf") {
             kapi_codegen::import::protobuf::HEADER
@@ -391,7 +391,8 @@ fn small_document() -> Value {
                     "mode": {"type": "string", "enum": ["A", "B"], "default": "A"},
                     "items": {"type": "array", "items": {"allOf": [ref_to("dev.example.v1.Item")], "default": {}},
                               "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]},
-                    "at": ref_to(&format!("{meta}.Time"))
+                    "at": ref_to(&format!("{meta}.Time")),
+                    "cert": {"type": "string", "format": "byte", "x-kubernetes-list-type": "atomic"}
                 }
             },
             "dev.example.v1.Item": {"type": "object", "properties": {
@@ -520,6 +521,11 @@ fn refs_fold_with_their_siblings() {
         "default: {{}} beside a $ref is dropped"
     );
     assert_eq!(spec["items"]["x-kubernetes-list-map-keys"], json!(["name"]));
+    assert_eq!(
+        spec["cert"],
+        json!({"type": "string", "format": "byte"}),
+        "a list type on a Go []byte (a base64 string) is dropped"
+    );
     assert_eq!(spec["replicas"]["default"], 1);
     assert_eq!(spec["replicas"]["minimum"], 0);
     assert_eq!(spec["mode"]["enum"], json!(["A", "B"]));
@@ -652,6 +658,7 @@ fn verbs_scope_and_subresources_come_from_the_paths() {
     );
     assert_eq!(report.dropped["x-kubernetes-group-version-kind"], 2);
     assert_eq!(report.dropped["x-kubernetes-unions"], 1);
+    assert_eq!(report.dropped["x-kubernetes-list-type (not an array)"], 1);
     assert!(report.empty_defaults >= 2);
 }
 
@@ -791,5 +798,5 @@ fn the_committed_import_passes_the_generator_checks() {
         .schemas_dir(&dir)
         .check()
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(checked.resource_count(), 45);
+    assert_eq!(checked.resource_count(), 46);
 }

@@ -1029,3 +1029,165 @@ fn autoscaling_networking_and_the_rest() {
     );
     assert_eq!(row(&kapi, sas, "robot", &["Secrets"]), vec![json!("2")]);
 }
+
+const APISERVICES: &str = "/apis/apiregistration.k8s.io/v1/apiservices";
+
+fn api_service(name: &str, spec: Value) -> Value {
+    json!({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": name}, "spec": spec})
+}
+
+#[test]
+fn api_services() {
+    let kapi = Kapi::start(Backend::Embedded);
+    // A local APIService is available at once, whatever status it was sent with.
+    let mut local = api_service(
+        "v1.local.example.com",
+        json!({"group": "local.example.com", "version": "v1", "groupPriorityMinimum": 1000, "versionPriority": 15}),
+    );
+    local["status"] =
+        json!({"conditions": [{"type": "Available", "status": "False", "reason": "Mine"}]});
+    let stored = create(&kapi, APISERVICES, local);
+    let condition = &stored["status"]["conditions"][0];
+    assert_eq!(
+        (
+            &condition["type"],
+            &condition["status"],
+            &condition["reason"],
+            &condition["message"]
+        ),
+        (
+            &json!("Available"),
+            &json!("True"),
+            &json!("Local"),
+            &json!("Local APIServices are always available")
+        ),
+        "{stored}"
+    );
+    assert_eq!(stored["metadata"].get("generation"), None);
+    // One behind a service: the port defaults to 443, the status starts empty.
+    let remote = create(
+        &kapi,
+        APISERVICES,
+        api_service(
+            "v1beta1.metrics.k8s.io",
+            json!({"group": "metrics.k8s.io", "version": "v1beta1", "groupPriorityMinimum": 100,
+                   "versionPriority": 100, "insecureSkipTLSVerify": true,
+                   "service": {"namespace": "kube-system", "name": "metrics-server"}}),
+        ),
+    );
+    assert_eq!(remote["spec"]["service"]["port"], 443);
+    assert_eq!(remote["status"], json!({}));
+
+    assert_eq!(
+        invalid(
+            &kapi,
+            "POST",
+            APISERVICES,
+            &api_service(
+                "v2.foo",
+                json!({"group": "Foo_Bar", "version": "v2", "groupPriorityMinimum": 0,
+                       "versionPriority": 2000, "caBundle": "aGVsbG8=", "insecureSkipTLSVerify": true,
+                       "service": {"namespace": "", "port": 70000}})
+            )
+        ),
+        "APIService.apiregistration.k8s.io \"v2.foo\" is invalid: [metadata.name: Invalid value: \
+         \"v2.foo\": must be `spec.version+\".\"+spec.group`: \"v2.Foo_Bar\", spec.group: Invalid \
+         value: \"Foo_Bar\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric \
+         characters, '-' or '.', and must start and end with an alphanumeric character (e.g. \
+         'example.com', regex used for validation is \
+         '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'), \
+         spec.groupPriorityMinimum: Invalid value: 0: must be positive and less than 20000, \
+         spec.versionPriority: Invalid value: 2000: must be positive and less than 1000, \
+         spec.service.namespace: Required value, spec.service.name: Required value, \
+         spec.service.port: Invalid value: 70000: port is not valid: must be between 1 and \
+         65535, inclusive, spec.insecureSkipTLSVerify: Invalid value: true: may not be true if \
+         caBundle is present]"
+    );
+    assert_eq!(
+        invalid(
+            &kapi,
+            "POST",
+            APISERVICES,
+            &api_service(
+                "v2.",
+                json!({"group": "", "version": "v2", "groupPriorityMinimum": 1, "versionPriority": 1,
+                       "caBundle": "aGVsbG8="})
+            )
+        ),
+        "APIService.apiregistration.k8s.io \"v2.\" is invalid: [spec.group: Required value: only \
+         v1 may have an empty group and it better be legacy kube, spec.caBundle: Invalid value: \
+         \"5 bytes\": local APIServices may not have a caBundle]"
+    );
+    // kube-aggregator's strategy takes no update without a resourceVersion.
+    let local_path = format!("{APISERVICES}/v1.local.example.com");
+    let mut unconditional = stored.clone();
+    unconditional["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("resourceVersion");
+    assert_eq!(
+        invalid(&kapi, "PUT", &local_path, &unconditional),
+        "APIService.apiregistration.k8s.io \"v1.local.example.com\" is invalid: \
+         metadata.resourceVersion: Invalid value: 0: must be specified for an update"
+    );
+
+    // Table cells as kube-aggregator prints them (`False (Reason)` is in the unit tests:
+    // an availability controller may rewrite a status written here).
+    assert_eq!(
+        row(
+            &kapi,
+            APISERVICES,
+            "v1.local.example.com",
+            &["Service", "Available"]
+        ),
+        vec![json!("Local"), json!("True")]
+    );
+    assert_eq!(
+        row(&kapi, APISERVICES, "v1beta1.metrics.k8s.io", &["Service"]),
+        vec![json!("kube-system/metrics-server")]
+    );
+    let rows = kubectl_rows(&kapi, &["get", "apiservices"]);
+    assert_eq!(rows[0], strs(&["NAME", "SERVICE", "AVAILABLE"]));
+    assert!(
+        rows.contains(&strs(&["v1.local.example.com", "Local", "True"])),
+        "{rows:?}"
+    );
+
+    // An update of the main resource keeps the status; /status keeps the spec and checks
+    // the conditions.
+    let merge = "application/merge-patch+json";
+    let (code, patched) = kapi.request(
+        "PATCH",
+        &local_path,
+        merge,
+        Some(&json!({"spec": {"versionPriority": 20}, "status": {"conditions": []}})),
+    );
+    assert_eq!(code, 200, "{patched}");
+    assert_eq!(patched["spec"]["versionPriority"], 20);
+    assert_eq!(patched["status"], stored["status"]);
+    let (code, patched) = kapi.request(
+        "PATCH",
+        &format!("{local_path}/status"),
+        merge,
+        Some(
+            &json!({"spec": {"versionPriority": 30}, "status": {"conditions": [
+            {"type": "Available", "status": "False", "reason": "Stopped"}]}}),
+        ),
+    );
+    assert_eq!(code, 200, "{patched}");
+    assert_eq!(patched["spec"]["versionPriority"], 20);
+    assert_eq!(patched["status"]["conditions"][0]["reason"], "Stopped");
+    let (code, status) = kapi.request(
+        "PATCH",
+        &format!("{local_path}/status"),
+        merge,
+        Some(&json!({"status": {"conditions": [{"type": "Available", "status": "Maybe"}]}})),
+    );
+    assert_eq!(code, 422, "{status}");
+    assert_eq!(
+        status["message"],
+        "APIService.apiregistration.k8s.io \"v1.local.example.com\" is invalid: \
+         status.conditions[0].status: Unsupported value: \"Maybe\": supported values: \"True\", \
+         \"False\", \"Unknown\""
+    );
+}

@@ -112,6 +112,7 @@ fn discovery_from_url_and_kubeconfig() {
                         "",
                         "admissionregistration.k8s.io",
                         "apiextensions.k8s.io",
+                        "apiregistration.k8s.io",
                         "apps",
                         "authentication.k8s.io",
                         "authorization.k8s.io",

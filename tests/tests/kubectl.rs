@@ -194,6 +194,7 @@ fn discovery_api_resources_api_versions_and_explain() {
             [
                 "admissionregistration.k8s.io/v1",
                 "apiextensions.k8s.io/v1",
+                "apiregistration.k8s.io/v1",
                 "apps/v1",
                 "authentication.k8s.io/v1",
                 "authorization.k8s.io/v1",

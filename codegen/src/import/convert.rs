@@ -129,6 +129,18 @@ impl Converter {
                         .or_default() += 1;
                     continue;
                 }
+                // Go's `+listType` on a `[]byte` (APIService's `caBundle`), which JSON
+                // writes as a base64 string: a list type is for arrays only.
+                "x-kubernetes-list-type"
+                    if reference.is_none()
+                        && obj.get("type").and_then(Value::as_str) != Some("array") =>
+                {
+                    *self
+                        .dropped
+                        .entry(format!("{key} (not an array)"))
+                        .or_default() += 1;
+                    continue;
+                }
                 _ => {}
             }
             let node = match key {

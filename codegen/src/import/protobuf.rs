@@ -5,10 +5,10 @@
 //! Field numbers, types and message shapes come from Kubernetes' `.proto` files
 //! (compiled with protox). What those files do not say comes from the Go types, as
 //! recorded in a facts file (`codegen/protobuf-go.yaml`, written by
-//! `scripts/protobuf-go-facts` from k8s.io/api, apimachinery and apiextensions-apiserver):
-//! which scalar fields keep their zero value (`zero`), which message fields are Go
-//! structs inlined into their parent's JSON (`inline`) and which JSON keys differ from
-//! the protobuf names (`json`). The roots are every OpenAPI definition that has a
+//! `scripts/protobuf-go-facts` from k8s.io/api, apimachinery, apiextensions-apiserver and
+//! kube-aggregator): which scalar fields keep their zero value (`zero`), which message
+//! fields are Go structs inlined into their parent's JSON (`inline`) and which JSON keys
+//! differ from the protobuf names (`json`). The roots are every OpenAPI definition that has a
 //! message; every message they reach is written. Each message that is a kind carries
 //! the kinds' group-version-kinds from the documents.
 //!

@@ -9,6 +9,7 @@
 //! other group.
 
 mod apiextensions;
+mod apiregistration;
 mod apps;
 mod autoscaling;
 mod batch;
@@ -28,6 +29,7 @@ pub use self::core::{
     ServiceAccountHooks, ServiceHooks,
 };
 pub use apiextensions::CustomResourceDefinitionHooks;
+pub use apiregistration::ApiServiceHooks;
 pub use apps::{
     ControllerRevisionHooks, DaemonSetHooks, DeploymentHooks, ReplicaSetHooks, StatefulSetHooks,
 };
