@@ -1,5 +1,6 @@
-//! Who a request comes from, tried in kube-apiserver's order: the connection's client
-//! certificate, then a bearer token (the `--token-auth-file`'s, then a ServiceAccount
+//! Who a request comes from, tried in kube-apiserver's order: a trusted front proxy's
+//! headers (its client certificate checked against the `--requestheader-*` settings),
+//! the connection's client certificate, then a bearer token (the `--token-auth-file`'s, then a ServiceAccount
 //! token), then — only with `--anonymous-auth` — the anonymous user. A credential that
 //! is presented and refused is a 401, never anonymous.
 
@@ -7,7 +8,7 @@ use std::sync::Arc;
 
 use http::{HeaderMap, StatusCode, header};
 use kapi_auth::UserInfo;
-use kapi_auth::authn::{ServiceAccountTokens, TokenError, TokenFile};
+use kapi_auth::authn::{RequestHeaderNames, ServiceAccountTokens, TokenError, TokenFile};
 use kapi_storage::ReadAt;
 use rustls::pki_types::CertificateDer;
 
@@ -24,8 +25,44 @@ pub struct Peer {
     pub certificates: Vec<CertificateDer<'static>>,
 }
 
+/// The front proxies a server trusts to name the user in headers (kube-apiserver's
+/// `--requestheader-client-ca-file`, `--requestheader-allowed-names` and
+/// `--requestheader-*-headers`).
+pub struct FrontProxy {
+    /// The CAs of the proxies' client certificates.
+    pub clients: ClientCertificates,
+    /// The common names a proxy's certificate may have; empty: any.
+    pub allowed_names: Vec<String>,
+    /// The headers the user is named in.
+    pub headers: RequestHeaderNames,
+}
+
+impl FrontProxy {
+    /// The user a request names, when it comes from a trusted proxy: `Ok(None)` when
+    /// the proxy names none, an error when the certificate is not a trusted proxy's.
+    fn user(
+        &self,
+        chain: &[CertificateDer<'static>],
+        headers: &HeaderMap,
+    ) -> Result<Option<UserInfo>, String> {
+        self.clients.verify(chain)?;
+        let name = kapi_auth::authn::x509::user_of(&chain[0])
+            .map_err(|e| e.to_string())?
+            .name;
+        if !self.allowed_names.is_empty() && !self.allowed_names.contains(&name) {
+            return Err(format!(
+                "client certificate CN {name:?} is not among the allowed front-proxy names {:?}",
+                self.allowed_names
+            ));
+        }
+        Ok(self.headers.user(headers))
+    }
+}
+
 /// The authenticators of a server.
 pub struct Authenticator {
+    /// Front proxies (`None`: no request-header authentication).
+    pub front_proxy: Option<FrontProxy>,
     /// Client certificate CAs (`None` when serving plain HTTP).
     pub clients: Option<ClientCertificates>,
     /// `--token-auth-file`.
@@ -56,12 +93,22 @@ impl Authenticator {
         headers: &HeaderMap,
     ) -> Result<UserInfo, ApiError> {
         let mut refused = None;
+        if let (Some(front), false) = (&self.front_proxy, peer.certificates.is_empty()) {
+            match front.user(&peer.certificates, headers) {
+                Ok(Some(user)) => return Ok(user.authenticated()),
+                Ok(None) => {}
+                Err(e) => refused = Some(format!("front proxy: {e}")),
+            }
+        }
         if let (Some(clients), false) = (&self.clients, peer.certificates.is_empty()) {
             match clients.verify(&peer.certificates).and_then(|()| {
                 kapi_auth::authn::x509::user_of(&peer.certificates[0]).map_err(|e| e.to_string())
             }) {
                 Ok(user) => return Ok(user.authenticated()),
-                Err(e) => refused = Some(format!("client certificate: {e}")),
+                Err(e) => {
+                    let before = refused.map(|r| format!("{r}; ")).unwrap_or_default();
+                    refused = Some(format!("{before}client certificate: {e}"));
+                }
             }
         }
         if let Some(token) = bearer(headers) {
