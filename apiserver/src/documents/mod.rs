@@ -2,7 +2,12 @@
 //! aggregated), OpenAPI v2 (JSON, and gnostic protobuf for kubectl 1.27 and 1.28) and
 //! v3, and `/version`. [`LiveDocuments`] computes them again after the registry
 //! changes (a CustomResourceDefinition was established or removed), once, on the
-//! first request that needs them.
+//! first request that needs them. [`Documents::with`] merges in what other servers
+//! serve ([`Elsewhere`]), for a front server that aggregates them.
+
+mod elsewhere;
+
+pub use elsewhere::{Elsewhere, RemoteGroup, RemoteOpenApiV3, RemoteVersion};
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -141,6 +146,10 @@ pub struct Documents {
     openapi_v2: std::sync::OnceLock<OpenApiV2>,
     openapi_v3_index: Doc,
     openapi_v3: BTreeMap<String, Arc<V3>>,
+    /// Groups served elsewhere ([`Documents::with`]), for `/apis/{group}`.
+    remote_groups: BTreeMap<String, RemoteGroup>,
+    /// OpenAPI v2 documents of other servers, merged into `/openapi/v2`.
+    remote_openapi_v2: Vec<Arc<Value>>,
 }
 
 fn aggregated_key(version: AggregatedVersion) -> &'static str {
@@ -218,12 +227,19 @@ impl Documents {
             openapi_v3_index: Doc::new(&json!({ "paths": index })),
             openapi_v3,
             resources,
+            remote_groups: BTreeMap::new(),
+            remote_openapi_v2: Vec::new(),
         }
     }
 
     fn openapi_v2(&self) -> &OpenApiV2 {
         self.openapi_v2.get_or_init(|| {
-            OpenApiV2::new(&openapi::v2(&self.resources, &OpenApiOptions::default()))
+            let local = openapi::v2(&self.resources, &OpenApiOptions::default());
+            if self.remote_openapi_v2.is_empty() {
+                OpenApiV2::new(&local)
+            } else {
+                self.merged_openapi_v2(local)
+            }
         })
     }
 
@@ -285,7 +301,10 @@ impl Documents {
             (Route::Groups, DiscoveryFormat::Unaggregated) => {
                 self.api_groups.respond_api("application/json")
             }
-            (Route::Group(g), _) => found(discovery::api_group(&self.resources, g)),
+            (Route::Group(g), _) => found(
+                self.remote_group(g)
+                    .or_else(|| discovery::api_group(&self.resources, g)),
+            ),
             (Route::Resources { group, version }, _) => found(discovery::api_resource_list(
                 &self.resources,
                 group,

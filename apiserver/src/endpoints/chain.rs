@@ -24,7 +24,7 @@ impl Api {
         peer: &Peer,
     ) -> Response<Body>
     where
-        B: hyper::body::Body<Data = Bytes> + Send,
+        B: hyper::body::Body<Data = Bytes> + Send + 'static,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let req = req.map(|body| self.limits.bound_body(body));
@@ -119,13 +119,18 @@ impl Api {
         timeout: std::time::Duration,
     ) -> Response<Body>
     where
-        B: hyper::body::Body<Data = Bytes> + Send,
+        B: hyper::body::Body<Data = Bytes> + Send + 'static,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         req.extensions_mut().insert(super::RequestAdmission(
             self.admission.clone().for_user(attrs.user.clone()),
         ));
         let serve = async {
+            if let Some(front) = self.front.as_ref().filter(|f| f.claims(info)) {
+                let req = req.map(|b| b.map_err(Into::into).boxed_unsync());
+                let local = self.documents.get(&self.registry);
+                return front.serve(req, info, &attrs.user, local).await;
+            }
             match create_only::handle(self, req, info, &attrs.user).await {
                 Ok(res) => res,
                 Err(req) => self.route(req, info).await,

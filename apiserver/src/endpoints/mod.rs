@@ -6,6 +6,7 @@
 pub mod body_kind;
 mod chain;
 mod create_only;
+mod front;
 pub mod patch;
 pub mod protobuf;
 pub mod query;
@@ -21,6 +22,7 @@ use http_body_util::{BodyExt, Full};
 use tokio::sync::watch as signal;
 
 pub use create_only::{CreateOnly, CreateOnlyPath};
+pub use front::{Front, FrontBody};
 
 use crate::authentication::Peer;
 use crate::negotiation::{self, Output};
@@ -60,6 +62,8 @@ pub struct Api {
     pub built_in_groups: &'static [body_kind::BuiltInGroup],
     /// The protobuf messages of the built-in kinds (`kapi_core::protobuf`).
     pub protobuf: &'static kapi_core::protobuf::Catalog,
+    /// The server in front of this one (the aggregator), if any.
+    pub front: Option<Arc<dyn Front>>,
 }
 
 /// Reads a request body (the filter chain has bounded its size: over the bound is a
@@ -93,7 +97,7 @@ impl Api {
     /// resolved here, once ([`RequestInfo`]); every later step reads that.
     pub async fn handle<B>(&self, mut req: Request<B>, peer: &Peer) -> Response<Body>
     where
-        B: hyper::body::Body<Data = Bytes> + Send,
+        B: hyper::body::Body<Data = Bytes> + Send + 'static,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let start = std::time::Instant::now();
