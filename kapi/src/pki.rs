@@ -1,7 +1,8 @@
 //! The certificates and keys `kapi serve` makes on first start and reuses after, in
 //! `<data-dir>/pki/`: a CA, the serving certificate it signs (127.0.0.1, ::1,
 //! localhost and every `--tls-san`), the admin's client certificate (group
-//! `system:masters`, for the kubeconfig), and the ServiceAccount token signing key.
+//! `system:masters`, for the kubeconfig), the ServiceAccount token signing key, and a
+//! front-proxy CA with the aggregator's client certificate (`front-proxy-client`).
 //!
 //! Private keys are written with mode 0600. A serving certificate whose names no longer
 //! match the flags, or that is within 30 days of expiry, is made again with the same CA.
@@ -16,6 +17,9 @@ use rcgen::{
 
 /// The admin kubeconfig's user.
 pub const ADMIN_USER: &str = "kapi-admin";
+
+/// The common name of the aggregator's client certificate, as kubeadm names it.
+pub const FRONT_PROXY_CLIENT: &str = "front-proxy-client";
 
 /// What the PKI folder holds, as PEM.
 #[derive(Clone, Debug)]
@@ -36,6 +40,13 @@ pub struct Pki {
     pub service_account_key: String,
     /// Its public key (SPKI).
     pub service_account_public: String,
+    /// The front-proxy CA, which signs the aggregator's client certificate.
+    pub front_proxy_ca: String,
+    /// The aggregator's client certificate (`front-proxy-client`), presented to the
+    /// servers it proxies to.
+    pub front_proxy_client_cert: String,
+    /// Its key.
+    pub front_proxy_client_key: String,
 }
 
 fn pki_error(what: &str, e: impl std::fmt::Display) -> std::io::Error {
@@ -157,36 +168,7 @@ pub fn ensure(data_dir: &Path, names: &[String]) -> std::io::Result<Pki> {
             crate::private_files::tighten(&path, crate::private_files::PRIVATE_FILE_MODE)?;
         }
     }
-    let ca_cert_path = dir.join("ca.crt");
-    let ca_key_path = dir.join("ca.key");
-
-    let (ca_cert, ca_key) = match (read(&ca_cert_path), read(&ca_key_path)) {
-        (Some(c), Some(k)) if still_good(&c, None, 0) => (c, k),
-        _ => {
-            let key = KeyPair::generate().map_err(|e| pki_error("generating the CA key", e))?;
-            let mut params = CertificateParams::default();
-            let mut dn = DistinguishedName::new();
-            dn.push(DnType::CommonName, "kapi-ca");
-            params.distinguished_name = dn;
-            params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-            params.key_usages = vec![
-                KeyUsagePurpose::KeyCertSign,
-                KeyUsagePurpose::CrlSign,
-                KeyUsagePurpose::DigitalSignature,
-            ];
-            validity(&mut params, 3650);
-            let cert = params
-                .self_signed(&key)
-                .map_err(|e| pki_error("signing the CA", e))?;
-            write_private(&ca_key_path, &key.serialize_pem())?;
-            write_public(&ca_cert_path, &cert.pem())?;
-            // A new CA invalidates everything it signed.
-            for stale in ["apiserver.crt", "admin.crt"] {
-                let _ = std::fs::remove_file(dir.join(stale));
-            }
-            (cert.pem(), key.serialize_pem())
-        }
-    };
+    let (ca_cert, ca_key) = ca(&dir, "ca", "kapi-ca", &["apiserver", "admin"])?;
     let ca_key_pair = KeyPair::from_pem(&ca_key).map_err(|e| pki_error("reading the CA key", e))?;
     let issuer = Issuer::from_ca_cert_pem(&ca_cert, &ca_key_pair)
         .map_err(|e| pki_error("reading the CA certificate", e))?;
@@ -217,6 +199,27 @@ pub fn ensure(data_dir: &Path, names: &[String]) -> std::io::Result<Pki> {
         params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
     })?;
 
+    // The aggregator's identity towards the servers it proxies to, from a CA of its own
+    // (kubeadm's front-proxy-ca), so that no client certificate of the main CA can pass
+    // for the proxy.
+    let (front_proxy_ca, front_key) = ca(
+        &dir,
+        "front-proxy-ca",
+        "front-proxy-ca",
+        &["front-proxy-client"],
+    )?;
+    let front_key_pair = KeyPair::from_pem(&front_key)
+        .map_err(|e| pki_error("reading the front-proxy CA key", e))?;
+    let front_issuer = Issuer::from_ca_cert_pem(&front_proxy_ca, &front_key_pair)
+        .map_err(|e| pki_error("reading the front-proxy CA certificate", e))?;
+    let (front_proxy_client_cert, front_proxy_client_key) =
+        leaf(&dir, "front-proxy-client", None, &front_issuer, |params| {
+            params
+                .distinguished_name
+                .push(DnType::CommonName, FRONT_PROXY_CLIENT);
+            params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        })?;
+
     let sa_path = dir.join("sa.key");
     let sa_pub_path = dir.join("sa.pub");
     let (service_account_key, service_account_public) = match (read(&sa_path), read(&sa_pub_path)) {
@@ -238,7 +241,48 @@ pub fn ensure(data_dir: &Path, names: &[String]) -> std::io::Result<Pki> {
         admin_key,
         service_account_key,
         service_account_public,
+        front_proxy_ca,
+        front_proxy_client_cert,
+        front_proxy_client_key,
     })
+}
+
+/// The CA `<name>.crt`/`<name>.key`, made when missing or expired; a new one removes
+/// the `signed` leaves it invalidates.
+fn ca(
+    dir: &Path,
+    name: &str,
+    common_name: &str,
+    signed: &[&str],
+) -> std::io::Result<(String, String)> {
+    let cert_path = dir.join(format!("{name}.crt"));
+    let key_path = dir.join(format!("{name}.key"));
+    if let (Some(c), Some(k)) = (read(&cert_path), read(&key_path)) {
+        if still_good(&c, None, 0) {
+            return Ok((c, k));
+        }
+    }
+    let key = KeyPair::generate().map_err(|e| pki_error("generating a CA key", e))?;
+    let mut params = CertificateParams::default();
+    let mut dn = DistinguishedName::new();
+    dn.push(DnType::CommonName, common_name);
+    params.distinguished_name = dn;
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    validity(&mut params, 3650);
+    let cert = params
+        .self_signed(&key)
+        .map_err(|e| pki_error(&format!("signing {name}.crt"), e))?;
+    write_private(&key_path, &key.serialize_pem())?;
+    write_public(&cert_path, &cert.pem())?;
+    for stale in signed {
+        let _ = std::fs::remove_file(dir.join(format!("{stale}.crt")));
+    }
+    Ok((cert.pem(), key.serialize_pem()))
 }
 
 /// A certificate signed by the CA, reused while it is good for 30 more days (and, for

@@ -39,6 +39,8 @@ pub struct ServeArgs {
     service_node_port_range: std::ops::RangeInclusive<u16>,
     #[command(flatten)]
     security: SecurityFlags,
+    #[command(flatten)]
+    front_proxy: FrontProxyFlags,
     /// An `EncryptionConfiguration` file: encrypt the resources it names at rest.
     #[arg(long)]
     encryption_provider_config: Option<PathBuf>,
@@ -142,6 +144,39 @@ struct SecurityFlags {
     watch_cache_event_horizon: std::time::Duration,
 }
 
+/// Front-proxy authentication and the aggregator's identity, named as kube-apiserver's.
+#[derive(clap::Args)]
+struct FrontProxyFlags {
+    /// CA bundle (PEM) of the front proxies trusted to name the user in request
+    /// headers (an aggregator in front of this server). Default: this server's own
+    /// front-proxy CA, `<data-dir>/pki/front-proxy-ca.crt`.
+    #[arg(long)]
+    requestheader_client_ca_file: Option<PathBuf>,
+    /// Common names a front proxy's client certificate may have (empty: any).
+    #[arg(long, value_delimiter = ',')]
+    requestheader_allowed_names: Vec<String>,
+    /// Headers naming the user (default: X-Remote-User).
+    #[arg(long, value_delimiter = ',')]
+    requestheader_username_headers: Vec<String>,
+    /// Headers naming the user's groups (default: X-Remote-Group).
+    #[arg(long, value_delimiter = ',')]
+    requestheader_group_headers: Vec<String>,
+    /// Headers naming the user's UID (default: X-Remote-Uid).
+    #[arg(long, value_delimiter = ',')]
+    requestheader_uid_headers: Vec<String>,
+    /// Prefixes of headers naming the user's extra attributes (default:
+    /// X-Remote-Extra-).
+    #[arg(long, value_delimiter = ',')]
+    requestheader_extra_headers_prefix: Vec<String>,
+    /// The client certificate the aggregator presents to the servers of remote
+    /// APIServices. Default: `<data-dir>/pki/front-proxy-client.crt`.
+    #[arg(long, requires = "proxy_client_key_file")]
+    proxy_client_cert_file: Option<PathBuf>,
+    /// Its key.
+    #[arg(long, requires = "proxy_client_cert_file")]
+    proxy_client_key_file: Option<PathBuf>,
+}
+
 /// An octal file mode: `0640`, `640` or `0o640`.
 fn parse_file_mode(text: &str) -> Result<u32, String> {
     let digits = text.strip_prefix("0o").unwrap_or(text);
@@ -172,6 +207,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
         service_node_port_range,
         event_ttl,
         security,
+        front_proxy,
         encryption_provider_config,
         leader_election,
     } = args;
@@ -217,6 +253,16 @@ pub fn run(args: ServeArgs) -> ExitCode {
             audit_log_path: security.audit_log_path,
             audit_policy_file: security.audit_policy_file,
             audit_log_file_mode: security.audit_log_file_mode,
+            front_proxy: kapi::server::FrontProxyConfig {
+                requestheader_client_ca_file: front_proxy.requestheader_client_ca_file,
+                requestheader_allowed_names: front_proxy.requestheader_allowed_names,
+                requestheader_username_headers: front_proxy.requestheader_username_headers,
+                requestheader_group_headers: front_proxy.requestheader_group_headers,
+                requestheader_uid_headers: front_proxy.requestheader_uid_headers,
+                requestheader_extra_headers_prefix: front_proxy.requestheader_extra_headers_prefix,
+                proxy_client_cert_file: front_proxy.proxy_client_cert_file,
+                proxy_client_key_file: front_proxy.proxy_client_key_file,
+            },
             limits: kapi_apiserver::limits::LimitsConfig {
                 max_requests_inflight: security.max_requests_inflight,
                 max_mutating_requests_inflight: security.max_mutating_requests_inflight,

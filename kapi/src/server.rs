@@ -100,6 +100,32 @@ pub struct SecurityConfig {
     /// The `EncryptionConfiguration` file of encryption at rest (kube-apiserver's
     /// `--encryption-provider-config`); `None` stores values as they are.
     pub encryption_provider_config: Option<PathBuf>,
+    /// Front-proxy authentication, both ways: the proxies trusted to name users in
+    /// headers, and the identity this server's aggregator proxies with.
+    pub front_proxy: FrontProxyConfig,
+}
+
+/// kube-apiserver's `--requestheader-*` and `--proxy-client-*` flags.
+#[derive(Clone, Debug, Default)]
+pub struct FrontProxyConfig {
+    /// The CAs of trusted front proxies' client certificates; `None`: the server's own
+    /// front-proxy CA (`<data-dir>/pki/front-proxy-ca.crt`), as kubeadm sets it up.
+    pub requestheader_client_ca_file: Option<PathBuf>,
+    /// The common names a proxy's certificate may have; empty: any the CA signed.
+    pub requestheader_allowed_names: Vec<String>,
+    /// Headers naming the user; empty: kube's (`X-Remote-User`).
+    pub requestheader_username_headers: Vec<String>,
+    /// Headers naming the groups; empty: `X-Remote-Group`.
+    pub requestheader_group_headers: Vec<String>,
+    /// Headers naming the UID; empty: `X-Remote-Uid`.
+    pub requestheader_uid_headers: Vec<String>,
+    /// Prefixes of the headers of extra attributes; empty: `X-Remote-Extra-`.
+    pub requestheader_extra_headers_prefix: Vec<String>,
+    /// The aggregator's client certificate; `None`: the server's own
+    /// (`<data-dir>/pki/front-proxy-client.crt`).
+    pub proxy_client_cert_file: Option<PathBuf>,
+    /// Its key.
+    pub proxy_client_key_file: Option<PathBuf>,
 }
 
 /// Why the server could not start.
@@ -214,6 +240,22 @@ pub async fn serve(
         .map_err(io("reading the bound address"))?;
     let (url, kubeconfig_path) = write_kubeconfig(&config.data_dir, local, tls.as_ref(), &pki)?;
 
+    let (aggregator, aggregator_task) = match registry.get(
+        kapi_aggregator::api_service::GROUP,
+        kapi_aggregator::api_service::VERSION,
+        kapi_aggregator::api_service::PLURAL,
+    ) {
+        Some(_) => {
+            let identity = proxy_identity(&security.front_proxy, &pki)?;
+            let (aggregator, task) =
+                kapi_aggregator::start(registry.clone(), identity, stop_rx.clone());
+            (
+                Some(aggregator as Arc<dyn kapi_apiserver::endpoints::Front>),
+                Some(task),
+            )
+        }
+        None => (None, None),
+    };
     let authorizer = Authorizer {
         policy: Some(policy),
     };
@@ -235,6 +277,7 @@ pub async fn serve(
         limits: kapi_apiserver::limits::Limits::new(security.limits.clone()),
         auditor: auditor(security)?,
         protobuf: &kapi_kube::generated::protobuf::CATALOG,
+        front: aggregator,
     });
     let acceptor = tls.map(|t| tokio_rustls::TlsAcceptor::from(t.config));
     let background = start_background(&config, &registry, &storage, api.shutdown.clone());
@@ -258,6 +301,9 @@ pub async fn serve(
         background_abort.abort();
     }
     crd_controller.abort();
+    if let Some(task) = aggregator_task {
+        task.abort();
+    }
     policy_task.abort();
     webhooks_task.abort();
     registry.close().await;
@@ -487,6 +533,7 @@ fn security_setup(
         None => None,
     };
     let mut authenticator = Authenticator {
+        front_proxy: None,
         clients: None,
         tokens,
         service_accounts: Arc::new(service_accounts),
@@ -525,6 +572,7 @@ fn security_setup(
     let config =
         kapi_apiserver::tls::server_config(&cert, &key, &clients).map_err(ServeError::Config)?;
     authenticator.clients = Some(clients);
+    authenticator.front_proxy = Some(front_proxy(&security.front_proxy, pki)?);
     Ok((
         authenticator,
         Some(Tls {
@@ -532,6 +580,77 @@ fn security_setup(
             kubeconfig_ca,
         }),
     ))
+}
+
+/// The front proxies trusted to name users in headers.
+fn front_proxy(
+    config: &FrontProxyConfig,
+    pki: &pki::Pki,
+) -> Result<kapi_apiserver::authentication::FrontProxy, ServeError> {
+    let (what, pem) = match &config.requestheader_client_ca_file {
+        Some(path) => (
+            format!("--requestheader-client-ca-file {}", path.display()),
+            std::fs::read_to_string(path).map_err(io(format!(
+                "reading --requestheader-client-ca-file {}",
+                path.display()
+            )))?,
+        ),
+        None => (
+            "the server's front-proxy CA".to_string(),
+            pki.front_proxy_ca.clone(),
+        ),
+    };
+    let clients = ClientCertificates::new(&[(what.as_str(), pem)]).map_err(ServeError::Config)?;
+    let or_kube = |given: &[String], kube: Vec<String>| {
+        if given.is_empty() {
+            kube
+        } else {
+            given.to_vec()
+        }
+    };
+    let kube = kapi_auth::authn::RequestHeaderNames::default();
+    Ok(kapi_apiserver::authentication::FrontProxy {
+        clients,
+        allowed_names: config.requestheader_allowed_names.clone(),
+        headers: kapi_auth::authn::RequestHeaderNames {
+            username: or_kube(&config.requestheader_username_headers, kube.username),
+            uid: or_kube(&config.requestheader_uid_headers, kube.uid),
+            group: or_kube(&config.requestheader_group_headers, kube.group),
+            extra_prefixes: or_kube(
+                &config.requestheader_extra_headers_prefix,
+                kube.extra_prefixes,
+            ),
+        },
+    })
+}
+
+/// The client certificate the aggregator proxies with.
+fn proxy_identity(
+    config: &FrontProxyConfig,
+    pki: &pki::Pki,
+) -> Result<kapi_aggregator::ProxyIdentity, ServeError> {
+    match (
+        &config.proxy_client_cert_file,
+        &config.proxy_client_key_file,
+    ) {
+        (Some(cert), Some(key)) => Ok(kapi_aggregator::ProxyIdentity {
+            cert_pem: std::fs::read_to_string(cert).map_err(io(format!(
+                "reading --proxy-client-cert-file {}",
+                cert.display()
+            )))?,
+            key_pem: std::fs::read_to_string(key).map_err(io(format!(
+                "reading --proxy-client-key-file {}",
+                key.display()
+            )))?,
+        }),
+        (None, None) => Ok(kapi_aggregator::ProxyIdentity {
+            cert_pem: pki.front_proxy_client_cert.clone(),
+            key_pem: pki.front_proxy_client_key.clone(),
+        }),
+        _ => Err(ServeError::Config(
+            "--proxy-client-cert-file and --proxy-client-key-file go together".into(),
+        )),
+    }
 }
 
 /// The audit log `--audit-log-path` asks for, with `--audit-policy-file`'s policy.

@@ -18,6 +18,7 @@ const CHAIN: &[(&str, &str)] = &[
     ("apiextensions", "kapi-apiextensions"),
     ("codegen", "kapi-codegen"),
     ("kube", "kapi-kube"),
+    ("aggregator", "kapi-aggregator"),
     ("kapi", "kapi"),
 ];
 

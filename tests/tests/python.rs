@@ -179,3 +179,33 @@ fn python_client_custom_objects_core_and_watch() {
         assert_eq!(field("ssa_data"), json!({"a": "2"}), "{summary}");
     });
 }
+
+#[test]
+fn python_client_creates_an_api_service_from_yaml() {
+    kubernetes_pythonpath();
+    let kapi = Kapi::start(kapi_tests::Backend::Embedded);
+    let summary = run_script(&kapi, "apiservices.py");
+    assert_eq!(
+        summary["created"],
+        json!(["APIService", "ConfigMap"]),
+        "{summary}"
+    );
+    assert_eq!(summary["service"], "default/py-backend:8443", "{summary}");
+    assert_eq!(summary["priorities"], json!([2000, 20]), "{summary}");
+    assert_eq!(
+        summary["second"],
+        json!([
+            [
+                409,
+                "AlreadyExists",
+                "apiservices.apiregistration.k8s.io \"v1beta1.py.example.com\" already exists"
+            ],
+            [
+                409,
+                "AlreadyExists",
+                "configmaps \"py-beside\" already exists"
+            ]
+        ]),
+        "{summary}"
+    );
+}

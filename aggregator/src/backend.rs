@@ -1,0 +1,303 @@
+//! The connections to one remote APIService's server: TLS verified with the
+//! APIService's `caBundle` (or not at all with `insecureSkipTLSVerify`), the
+//! aggregator's front-proxy client certificate, and HTTP/2 where the server speaks it,
+//! a few multiplexed connections shared by every request (watches included), as Go's
+//! transport shares one. A server that speaks only HTTP/1.1 gets a connection per
+//! request.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use http::{Request, Response};
+use hyper::body::Incoming;
+use hyper::client::conn::{http1, http2};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use kapi_apiserver::endpoints::FrontBody;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+
+use crate::api_service::{ServiceRef, Spec};
+
+/// Streams one HTTP/2 connection carries before another is opened (Go's servers allow
+/// 250, kapi's hyper 200).
+const STREAMS_PER_CONNECTION: usize = 100;
+
+/// How long a connection may take to open (TCP and TLS).
+const DIAL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The aggregator's client certificate and key (PEM), presented to every backend.
+#[derive(Clone, Debug)]
+pub struct ProxyIdentity {
+    /// The certificate chain.
+    pub cert_pem: String,
+    /// The key.
+    pub key_pem: String,
+}
+
+/// Counts a request on its connection while it lasts (its response body included).
+#[derive(Debug)]
+pub struct InFlight(Arc<AtomicUsize>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+struct Shared {
+    sender: http2::SendRequest<FrontBody>,
+    active: Arc<AtomicUsize>,
+}
+
+/// One remote server, as an APIService and its resolved endpoint name it.
+pub struct Backend {
+    tls: Arc<ClientConfig>,
+    server_name: ServerName<'static>,
+    /// `<service>.<namespace>.svc[:port]`, the `Host` the backend is asked for.
+    authority: String,
+    address: SocketAddr,
+    shared: tokio::sync::Mutex<Vec<Shared>>,
+}
+
+impl std::fmt::Debug for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Backend")
+            .field("authority", &self.authority)
+            .field("address", &self.address)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The name a Service's serving certificate carries, as kube-aggregator verifies it:
+/// `<name>.<namespace>.svc`.
+pub fn service_host(service: &ServiceRef) -> String {
+    format!("{}.{}.svc", service.name, service.namespace)
+}
+
+impl Backend {
+    /// The backend of `spec` (a remote APIService) at `address`.
+    pub fn new(spec: &Spec, address: SocketAddr, identity: &ProxyIdentity) -> Result<Self, String> {
+        let service = spec
+            .service
+            .as_ref()
+            .ok_or("a local APIService has no backend")?;
+        let host = service_host(service);
+        let server_name = ServerName::try_from(host.clone()).map_err(|e| e.to_string())?;
+        let builder = ClientConfig::builder_with_provider(kapi_apiserver::tls::provider())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| format!("TLS: {e}"))?;
+        let builder = if spec.insecure_skip_tls_verify {
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(NoVerification))
+        } else {
+            let mut roots = RootCertStore::empty();
+            for cert in CertificateDer::pem_slice_iter(&spec.ca_bundle) {
+                let cert = cert.map_err(|e| format!("unable to load root certificates: {e}"))?;
+                roots
+                    .add(cert)
+                    .map_err(|e| format!("unable to load root certificates: {e}"))?;
+            }
+            builder.with_root_certificates(roots)
+        };
+        let chain = CertificateDer::pem_slice_iter(identity.cert_pem.as_bytes())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("the proxy client certificate: {e}"))?;
+        let key = PrivateKeyDer::from_pem_slice(identity.key_pem.as_bytes())
+            .map_err(|e| format!("the proxy client key: {e}"))?;
+        let mut tls = builder
+            .with_client_auth_cert(chain, key)
+            .map_err(|e| format!("the proxy client certificate: {e}"))?;
+        tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        let authority = if service.port == 443 {
+            host
+        } else {
+            format!("{host}:{}", service.port)
+        };
+        Ok(Backend {
+            tls: Arc::new(tls),
+            server_name,
+            authority,
+            address,
+            shared: tokio::sync::Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The endpoint requests go to.
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// `https://<authority><path_and_query>`.
+    pub fn url(&self, path_and_query: &str) -> String {
+        format!("https://{}{path_and_query}", self.authority)
+    }
+
+    /// Sends `req` (its URI the path and query only); the answer comes with the count
+    /// of its connection, to hold until its body is done.
+    pub async fn send(
+        &self,
+        mut req: Request<FrontBody>,
+    ) -> Result<(Response<Incoming>, Option<InFlight>), String> {
+        let path = req
+            .uri()
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .to_string();
+        if let Some((mut sender, in_flight)) = self.shared_sender().await {
+            *req.uri_mut() = self.url(&path).parse().map_err(|e| format!("{e}"))?;
+            return match sender.send_request(req).await {
+                Ok(res) => Ok((res, Some(in_flight))),
+                Err(e) => Err(format!("error trying to reach service: {e}")),
+            };
+        }
+        let io = self.dial().await?;
+        if io.get_ref().1.alpn_protocol() == Some(b"h2") {
+            let (sender, in_flight) = self.share(io).await?;
+            let mut sender = sender;
+            *req.uri_mut() = self.url(&path).parse().map_err(|e| format!("{e}"))?;
+            return match sender.send_request(req).await {
+                Ok(res) => Ok((res, Some(in_flight))),
+                Err(e) => Err(format!("error trying to reach service: {e}")),
+            };
+        }
+        let (mut sender, conn) = http1::handshake(TokioIo::new(io))
+            .await
+            .map_err(|e| format!("error trying to reach service: {e}"))?;
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        *req.uri_mut() = path.parse().map_err(|e| format!("{e}"))?;
+        if let Ok(host) = http::HeaderValue::from_str(&self.authority) {
+            req.headers_mut().insert(http::header::HOST, host);
+        }
+        let res = sender
+            .send_request(req)
+            .await
+            .map_err(|e| format!("error trying to reach service: {e}"))?;
+        Ok((res, None))
+    }
+
+    /// A shared HTTP/2 connection with room for one more stream, counted.
+    async fn shared_sender(&self) -> Option<(http2::SendRequest<FrontBody>, InFlight)> {
+        let mut shared = self.shared.lock().await;
+        shared.retain(|s| !s.sender.is_closed());
+        let free = shared
+            .iter()
+            .filter(|s| s.sender.is_ready())
+            .min_by_key(|s| s.active.load(Ordering::Relaxed))
+            .filter(|s| s.active.load(Ordering::Relaxed) < STREAMS_PER_CONNECTION)?;
+        free.active.fetch_add(1, Ordering::Relaxed);
+        Some((free.sender.clone(), InFlight(free.active.clone())))
+    }
+
+    /// Starts HTTP/2 on a new connection and shares it.
+    async fn share(
+        &self,
+        io: tokio_rustls::client::TlsStream<tokio::net::TcpStream>,
+    ) -> Result<(http2::SendRequest<FrontBody>, InFlight), String> {
+        let mut builder = http2::Builder::new(TokioExecutor::new());
+        builder
+            .timer(TokioTimer::new())
+            .keep_alive_interval(Duration::from_secs(30))
+            .keep_alive_while_idle(true);
+        let (sender, conn) = builder
+            .handshake(TokioIo::new(io))
+            .await
+            .map_err(|e| format!("error trying to reach service: {e}"))?;
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, "connection to an aggregated server ended");
+            }
+        });
+        let active = Arc::new(AtomicUsize::new(1));
+        self.shared.lock().await.push(Shared {
+            sender: sender.clone(),
+            active: active.clone(),
+        });
+        Ok((sender, InFlight(active)))
+    }
+
+    async fn dial(&self) -> Result<tokio_rustls::client::TlsStream<tokio::net::TcpStream>, String> {
+        let address = self.address;
+        let connect = async {
+            let tcp = tokio::net::TcpStream::connect(address).await.map_err(|e| {
+                let why = match e.kind() {
+                    std::io::ErrorKind::ConnectionRefused => {
+                        "connect: connection refused".to_string()
+                    }
+                    _ => e.to_string(),
+                };
+                format!("error trying to reach service: dial tcp {address}: {why}")
+            })?;
+            let _ = tcp.set_nodelay(true);
+            tokio_rustls::TlsConnector::from(self.tls.clone())
+                .connect(self.server_name.clone(), tcp)
+                .await
+                .map_err(|e| format!("error trying to reach service: tls: {e}"))
+        };
+        tokio::time::timeout(DIAL_TIMEOUT, connect)
+            .await
+            .unwrap_or_else(|_| {
+                Err(format!(
+                    "error trying to reach service: dial tcp {address}: i/o timeout"
+                ))
+            })
+    }
+}
+
+/// `insecureSkipTLSVerify`: any certificate is taken (the handshake's signatures are
+/// still checked).
+#[derive(Debug)]
+struct NoVerification;
+
+impl ServerCertVerifier for NoVerification {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &kapi_apiserver::tls::provider().signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &kapi_apiserver::tls::provider().signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        kapi_apiserver::tls::provider()
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
+}
