@@ -334,6 +334,9 @@ fn kubectl_through_a(a: &Kapi, every_kubectl: bool) {
         vec![kubectl_versions().pop().expect("a kubectl")]
     };
     for v in &versions {
+        let own = manifest.replace("f1", &format!("f-{}", v.replace('.', "-")));
+        a.kubectl_ok(Some(v), &["create", "-f", "-"], Some(&own));
+        a.kubectl_ok(Some(v), &["delete", "-f", "-"], Some(&own));
         let resources = a.kubectl_ok(
             Some(v),
             &["api-resources", "--api-group=wardle.example.com"],
@@ -518,6 +521,28 @@ fn b_down_and_back(a: &Kapi, b: &mut Kapi) {
     assert_eq!(
         condition(&gone.1, "Available").unwrap()["message"],
         "cannot find endpoints for service/kapi-b in \"default\""
+    );
+
+    // Endpoints without the Service's port name: kube's MissingEndpoints.
+    let endpoints = json!({"apiVersion": "v1", "kind": "Endpoints",
+        "metadata": {"name": "kapi-b", "namespace": "default"},
+        "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "other", "port": 1}]}]});
+    let (code, body) = a.request(
+        "POST",
+        "/api/v1/namespaces/default/endpoints",
+        "application/json",
+        Some(&endpoints),
+    );
+    assert_eq!(code, 201, "{body}");
+    let missing = a.poll(
+        &format!("{APISERVICES}/{WARDLE}"),
+        Duration::from_secs(30),
+        "MissingEndpoints",
+        |_, body| condition(body, "Available").is_some_and(|c| c["reason"] == "MissingEndpoints"),
+    );
+    assert_eq!(
+        condition(&missing.1, "Available").unwrap()["message"],
+        "endpoints for service/kapi-b in \"default\" have no addresses with port name \"https\""
     );
 
     b.restart(&[
