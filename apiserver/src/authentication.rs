@@ -45,10 +45,7 @@ impl FrontProxy {
         chain: &[CertificateDer<'static>],
         headers: &HeaderMap,
     ) -> Result<Option<UserInfo>, String> {
-        self.clients.verify(chain)?;
-        let name = kapi_auth::authn::x509::user_of(&chain[0])
-            .map_err(|e| e.to_string())?
-            .name;
+        let name = self.clients.verify_user(chain)?.name;
         if !self.allowed_names.is_empty() && !self.allowed_names.contains(&name) {
             return Err(format!(
                 "client certificate CN {name:?} is not among the allowed front-proxy names {:?}",
@@ -101,9 +98,7 @@ impl Authenticator {
             }
         }
         if let (Some(clients), false) = (&self.clients, peer.certificates.is_empty()) {
-            match clients.verify(&peer.certificates).and_then(|()| {
-                kapi_auth::authn::x509::user_of(&peer.certificates[0]).map_err(|e| e.to_string())
-            }) {
+            match clients.verify_user(&peer.certificates) {
                 Ok(user) => return Ok(user.authenticated()),
                 Err(e) => {
                     let before = refused.map(|r| format!("{r}; ")).unwrap_or_default();

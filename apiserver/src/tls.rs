@@ -4,9 +4,13 @@
 //! A client certificate is asked for but not required, and it is verified after the
 //! handshake, by [`ClientCertificates::verify`], as kube-apiserver verifies one in its
 //! x509 authenticator: a certificate from an unknown CA, or an expired one, then gets a
-//! 401 `Status` the client can read, not a failed handshake.
+//! 401 `Status` the client can read, not a failed handshake. A chain that verified is
+//! remembered until its first certificate expires: the CAs do not change while the
+//! server runs, so it would verify the same way again, and its signature checks were
+//! two fifths of the CPU of a request proxied to an aggregated server (BENCHMARKS.md).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
@@ -31,10 +35,16 @@ pub fn certificates(pem: &str, what: &str) -> Result<Vec<CertificateDer<'static>
     Ok(certs)
 }
 
+/// Chains remembered as verified, at most: past it the memory starts again.
+const VERIFIED_CHAINS: usize = 4096;
+
 /// The CAs client certificates may be signed by.
 #[derive(Clone, Debug)]
 pub struct ClientCertificates {
     verifier: Arc<dyn ClientCertVerifier>,
+    /// Chains (their DER, end entity first) that verified → when the first of their
+    /// certificates expires (Unix seconds), and the user the end entity names.
+    verified: Arc<Mutex<HashMap<Vec<u8>, (i64, kapi_auth::UserInfo)>>>,
 }
 
 impl ClientCertificates {
@@ -50,16 +60,54 @@ impl ClientCertificates {
             .allow_unauthenticated()
             .build()
             .map_err(|e| format!("client CAs: {e}"))?;
-        Ok(Self { verifier })
+        Ok(Self {
+            verifier,
+            verified: Arc::default(),
+        })
     }
 
-    /// Verifies a client's chain (end entity first) now.
-    pub fn verify(&self, chain: &[CertificateDer<'_>]) -> Result<(), String> {
+    /// Verifies a client's chain (end entity first) now, and reads the user its end
+    /// entity names (kube's x509 user: CN the name, each O a group).
+    pub fn verify_user(&self, chain: &[CertificateDer<'_>]) -> Result<kapi_auth::UserInfo, String> {
         let (end, intermediates) = chain.split_first().ok_or("no certificate")?;
+        let now = UnixTime::now();
+        // Most clients send their certificate alone: its bytes are the key as they are.
+        let joined: Vec<u8>;
+        let key: &[u8] = if intermediates.is_empty() {
+            end.as_ref()
+        } else {
+            joined = chain
+                .iter()
+                .flat_map(|c| c.as_ref().iter().copied())
+                .collect();
+            &joined
+        };
+        let seconds = i64::try_from(now.as_secs()).unwrap_or(i64::MAX);
+        if let Some((until, user)) = self.memory().get(key) {
+            if seconds < *until {
+                return Ok(user.clone());
+            }
+        }
         self.verifier
-            .verify_client_cert(end, intermediates, UnixTime::now())
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+            .verify_client_cert(end, intermediates, now)
+            .map_err(|e| e.to_string())?;
+        let user = kapi_auth::authn::x509::user_of(end).map_err(|e| e.to_string())?;
+        let until = chain
+            .iter()
+            .map(|c| kapi_auth::authn::x509::not_after(c))
+            .try_fold(i64::MAX, |earliest, t| t.map(|t| earliest.min(t)));
+        if let Some(until) = until {
+            let mut memory = self.memory();
+            if memory.len() >= VERIFIED_CHAINS {
+                memory.clear();
+            }
+            memory.insert(key.to_vec(), (until, user.clone()));
+        }
+        Ok(user)
+    }
+
+    fn memory(&self) -> std::sync::MutexGuard<'_, HashMap<Vec<u8>, (i64, kapi_auth::UserInfo)>> {
+        self.verified.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

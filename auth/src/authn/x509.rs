@@ -39,3 +39,10 @@ pub fn user_of(der: &[u8]) -> Result<UserInfo, CertificateError> {
         ..UserInfo::default()
     })
 }
+
+/// When a certificate stops being valid (`notAfter`, seconds since the Unix epoch);
+/// `None` when it cannot be parsed.
+pub fn not_after(der: &[u8]) -> Option<i64> {
+    let (_, cert) = x509_parser::parse_x509_certificate(der).ok()?;
+    Some(cert.validity().not_after.timestamp())
+}
