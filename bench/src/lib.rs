@@ -24,6 +24,8 @@
 //! - [`memory`]: kapi's memory per cached object and its restart time;
 //! - [`run`]: the matrix of cells a run measures;
 //! - [`soak`]: the soak run, a paced mixed load on etcd reported per interval;
+//! - [`aggregation`]: GET, LIST and watch through the aggregator's proxy beside the
+//!   same straight to the aggregated server (`kapi-bench aggregation`);
 //! - [`instructions`]: instructions per request, JSON beside protobuf, counted by
 //!   callgrind (`kapi-bench instructions`);
 //! - [`report`]: the results and their Markdown tables, with ratios to the limits;
@@ -50,6 +52,7 @@
 //! HTTP as any client drives it (the embedded store is driven in-process only as a
 //! limit to compare with).
 
+pub mod aggregation;
 pub mod chart;
 pub mod client;
 pub mod document;

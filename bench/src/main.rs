@@ -39,6 +39,57 @@ enum Command {
     /// Instructions per request, JSON beside protobuf: kapi under valgrind's callgrind,
     /// whose counts do not move with the machine's load; prints its table.
     Instructions(InstructionsArgs),
+    /// The aggregator's proxy: GET, LIST and watch through one kapi to another beside
+    /// the same straight to the second; prints its table.
+    Aggregation(AggregationArgs),
+}
+
+#[derive(clap::Args)]
+struct AggregationArgs {
+    /// The kapi binary [default: beside kapi-bench].
+    #[arg(long)]
+    kapi: Option<PathBuf>,
+    /// Concurrent clients of the GET cell (LIST runs at most 4).
+    #[arg(long, default_value_t = 16)]
+    clients: usize,
+    /// Seconds per cell and round.
+    #[arg(long, default_value_t = 5)]
+    seconds: u64,
+    /// Flunders listed.
+    #[arg(long, default_value_t = 500)]
+    objects: usize,
+    /// Watchers of the watch cell.
+    #[arg(long, default_value_t = 100)]
+    watchers: usize,
+    /// Rounds per cell and target (alternating).
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
+}
+
+fn aggregation(args: AggregationArgs) -> ExitCode {
+    let kapi = match args.kapi.map_or_else(server::sibling_kapi_binary, Ok) {
+        Ok(kapi) => kapi,
+        Err(e) => return fail(&e),
+    };
+    let config = kapi_bench::aggregation::AggregationConfig {
+        kapi,
+        clients: args.clients,
+        duration: Duration::from_secs(args.seconds),
+        objects: args.objects,
+        watchers: args.watchers,
+        rounds: args.rounds,
+    };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => return fail(&format!("a tokio runtime: {e}")),
+    };
+    match runtime.block_on(kapi_bench::aggregation::run(&config)) {
+        Ok(rows) => {
+            print!("{}", kapi_bench::aggregation::markdown(&rows));
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e),
+    }
 }
 
 #[derive(clap::Args)]
@@ -315,6 +366,7 @@ fn main() -> ExitCode {
         Command::All(args) => (args.matrix.config(true), Some((args.out, args.charts))),
         Command::Soak(args) => return soak(args),
         Command::Instructions(args) => return instructions(args),
+        Command::Aggregation(args) => return aggregation(args),
     };
     let config = match config {
         Ok(config) => config,

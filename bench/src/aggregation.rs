@@ -1,0 +1,583 @@
+//! `kapi-bench aggregation`: what the aggregator's proxy costs. Two `kapi serve`
+//! processes over HTTPS, as users run them: B serves `wardle.example.com` (from a CRD)
+//! and trusts A's front-proxy CA; A registers B as an APIService. The same cells then
+//! run against B directly and through A, alternating, in one run: GET with
+//! `resourceVersion=0`, a LIST of every flunder, and watch delivery (W watchers of
+//! the flunders while one writer updates them in B as fast as B takes it). The
+//! figures that count are the ratios, proxied to direct.
+//!
+//! Both servers share the machine with the load generator, so the proxied cells pay
+//! for a third process on the same cores; the ratio is what a user with one machine
+//! sees.
+
+use std::ffi::OsString;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use bytes::Bytes;
+use http::{Method, Request, StatusCode, header};
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http2;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use serde_json::{Value, json};
+
+const GROUP_VERSION: &str = "/apis/wardle.example.com/v1alpha1";
+const FLUNDERS: &str = "/apis/wardle.example.com/v1alpha1/namespaces/default/flunders";
+
+/// What a run measures.
+#[derive(Clone, Debug)]
+pub struct AggregationConfig {
+    /// The kapi binary.
+    pub kapi: PathBuf,
+    /// Concurrent clients of the GET and LIST cells (one shared HTTP/2 connection).
+    pub clients: usize,
+    /// How long each cell runs.
+    pub duration: Duration,
+    /// Flunders in the listed namespace.
+    pub objects: usize,
+    /// Watchers of the watch cell.
+    pub watchers: usize,
+    /// Rounds of every cell per target.
+    pub rounds: usize,
+}
+
+/// One server process, killed when dropped.
+struct Server {
+    child: Child,
+    dir: tempfile::TempDir,
+    url: String,
+    addr: SocketAddr,
+    ca: String,
+    cert: String,
+    key: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn kubeconfig_field(text: &str, name: &str) -> Option<String> {
+    text.lines().find_map(|l| {
+        let v = l.trim().strip_prefix(name)?.trim();
+        let bytes = base64::engine::general_purpose::STANDARD.decode(v).ok()?;
+        String::from_utf8(bytes).ok()
+    })
+}
+
+impl Server {
+    fn start(kapi: &Path, args: &[OsString]) -> Result<Self, String> {
+        let dir = tempfile::Builder::new()
+            .prefix("kapi-bench-aggregation-")
+            .tempdir()
+            .map_err(|e| format!("a temporary directory: {e}"))?;
+        let log = std::fs::File::create(dir.path().join("kapi.log"))
+            .map_err(|e| format!("kapi's log: {e}"))?;
+        let child = Command::new(kapi)
+            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(dir.path())
+            .args(args)
+            .env("KAPI_LOG", "warn")
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .map_err(|e| format!("starting {}: {e}", kapi.display()))?;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let kubeconfig = dir.path().join("kubeconfig");
+        loop {
+            let text = std::fs::read_to_string(&kubeconfig).unwrap_or_default();
+            let url = text
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("server: "))
+                .map(str::to_string);
+            if let (Some(url), Some(ca), Some(cert), Some(key)) = (
+                url,
+                kubeconfig_field(&text, "certificate-authority-data:"),
+                kubeconfig_field(&text, "client-certificate-data:"),
+                kubeconfig_field(&text, "client-key-data:"),
+            ) {
+                let addr = url
+                    .trim_start_matches("https://")
+                    .parse()
+                    .map_err(|e| format!("the kubeconfig's server {url}: {e}"))?;
+                return Ok(Server {
+                    child,
+                    dir,
+                    url,
+                    addr,
+                    ca,
+                    cert,
+                    key,
+                });
+            }
+            if Instant::now() > deadline {
+                return Err("kapi wrote no kubeconfig within 60 s".into());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn path(&self, file: &str) -> PathBuf {
+        self.dir.path().join(file)
+    }
+}
+
+/// An HTTP/2 connection over TLS as the server's admin.
+#[derive(Clone)]
+struct Client {
+    sender: http2::SendRequest<Full<Bytes>>,
+    authority: String,
+}
+
+impl Client {
+    async fn connect(server: &Server) -> Result<Self, String> {
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in CertificateDer::pem_slice_iter(server.ca.as_bytes()) {
+            roots
+                .add(cert.map_err(|e| e.to_string())?)
+                .map_err(|e| e.to_string())?;
+        }
+        let chain = CertificateDer::pem_slice_iter(server.cert.as_bytes())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?;
+        let key =
+            PrivateKeyDer::from_pem_slice(server.key.as_bytes()).map_err(|e| e.to_string())?;
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| e.to_string())?
+            .with_root_certificates(roots)
+            .with_client_auth_cert(chain, key)
+            .map_err(|e| e.to_string())?;
+        tls.alpn_protocols = vec![b"h2".to_vec()];
+        let tcp = tokio::net::TcpStream::connect(server.addr)
+            .await
+            .map_err(|e| format!("connecting to {}: {e}", server.addr))?;
+        let _ = tcp.set_nodelay(true);
+        let name = ServerName::try_from("127.0.0.1").map_err(|e| e.to_string())?;
+        let io = tokio_rustls::TlsConnector::from(Arc::new(tls))
+            .connect(name, tcp)
+            .await
+            .map_err(|e| format!("TLS with {}: {e}", server.addr))?;
+        let (sender, conn) = http2::handshake(TokioExecutor::new(), TokioIo::new(io))
+            .await
+            .map_err(|e| format!("HTTP/2 with {}: {e}", server.addr))?;
+        tokio::spawn(conn);
+        Ok(Client {
+            sender,
+            authority: server.addr.to_string(),
+        })
+    }
+
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<(StatusCode, Bytes), String> {
+        let mut req = Request::builder()
+            .method(method)
+            .uri(format!("https://{}{path}", self.authority))
+            .header(header::ACCEPT, "application/json");
+        let bytes = match body {
+            Some(v) => {
+                req = req.header(header::CONTENT_TYPE, "application/json");
+                Bytes::from(serde_json::to_vec(v).map_err(|e| e.to_string())?)
+            }
+            None => Bytes::new(),
+        };
+        let req = req.body(Full::new(bytes)).map_err(|e| e.to_string())?;
+        let mut sender = self.sender.clone();
+        sender.ready().await.map_err(|e| e.to_string())?;
+        let res = sender.send_request(req).await.map_err(|e| e.to_string())?;
+        let status = res.status();
+        let body = res
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| e.to_string())?
+            .to_bytes();
+        Ok((status, body))
+    }
+
+    async fn expect(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+        ok: &[u16],
+    ) -> Result<Value, String> {
+        let (status, bytes) = self.send(method.clone(), path, body).await?;
+        if !ok.contains(&status.as_u16()) {
+            return Err(format!(
+                "{method} {path}: {status}: {}",
+                String::from_utf8_lossy(&bytes)
+            ));
+        }
+        Ok(serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    }
+
+    /// Polls `path` until `done` says so, for at most 60 s.
+    async fn wait(
+        &self,
+        path: &str,
+        what: &str,
+        done: impl Fn(&Value) -> bool,
+    ) -> Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            if let Ok((StatusCode::OK, bytes)) = self.send(Method::GET, path, None).await {
+                if serde_json::from_slice(&bytes).is_ok_and(|v: Value| done(&v)) {
+                    return Ok(());
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Err(format!("{what}: not so within 60 s"))
+    }
+}
+
+/// A rate or a latency of one cell, on one target.
+#[derive(Clone, Debug, Default)]
+pub struct Cell {
+    /// Requests (or events delivered) per second.
+    pub per_second: f64,
+    /// The 99th percentile latency, in milliseconds.
+    pub p99_ms: f64,
+    /// Failed requests.
+    pub errors: u64,
+    /// CPU time of the servers involved (B; A and B through the proxy) per request or
+    /// event, in microseconds.
+    pub cpu_us: f64,
+}
+
+/// One row: a cell, direct and through the proxy (each the median of its rounds).
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// The cell's name.
+    pub cell: String,
+    /// Straight to B.
+    pub direct: Cell,
+    /// Through A.
+    pub proxied: Cell,
+}
+
+fn p99(mut ms: Vec<f64>) -> f64 {
+    if ms.is_empty() {
+        return 0.0;
+    }
+    ms.sort_by(f64::total_cmp);
+    ms[((ms.len() as f64 * 0.99) as usize).min(ms.len() - 1)]
+}
+
+/// `clients` workers sending `path` for `duration`.
+async fn requests(client: &Client, path: &str, clients: usize, duration: Duration) -> Cell {
+    let stop = Instant::now() + duration;
+    let errors = Arc::new(AtomicU64::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..clients {
+        let (client, path, errors) = (client.clone(), path.to_string(), errors.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            while Instant::now() < stop {
+                let began = Instant::now();
+                match client.send(Method::GET, &path, None).await {
+                    Ok((StatusCode::OK, _)) => latencies.push(began.elapsed().as_secs_f64() * 1e3),
+                    _ => {
+                        errors.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+            latencies
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap_or_default());
+    }
+    Cell {
+        per_second: all.len() as f64 / duration.as_secs_f64(),
+        p99_ms: p99(all),
+        errors: errors.load(Ordering::Relaxed),
+        cpu_us: 0.0,
+    }
+}
+
+/// `watchers` watches of the flunders through `watch_client` while `writer` (on B)
+/// updates one flunder as fast as it can for `duration`: events delivered per second
+/// over all watchers, and the p99 from a write's answer to each watcher's event.
+async fn watch_cell(
+    watch_client: &Client,
+    writer: &Client,
+    watchers: usize,
+    duration: Duration,
+) -> Cell {
+    let written: Arc<std::sync::Mutex<Vec<Instant>>> = Arc::default();
+    let delivered = Arc::new(AtomicU64::new(0));
+    let done = Arc::new(AtomicBool::new(false));
+    let (_, current) = writer
+        .send(Method::GET, &format!("{FLUNDERS}/w"), None)
+        .await
+        .unwrap_or_default();
+    let rv: Value = serde_json::from_slice(&current).unwrap_or_default();
+    let rv = rv["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap_or("0")
+        .to_string();
+    let mut tasks = Vec::new();
+    for _ in 0..watchers {
+        let (client, written, delivered, done) = (
+            watch_client.clone(),
+            written.clone(),
+            delivered.clone(),
+            done.clone(),
+        );
+        let path =
+            format!("{FLUNDERS}?watch=true&resourceVersion={rv}&fieldSelector=metadata.name%3Dw");
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            let req = Request::get(format!("https://{}{path}", client.authority))
+                .header(header::ACCEPT, "application/json")
+                .body(Full::new(Bytes::new()));
+            let Ok(req) = req else { return latencies };
+            let mut sender = client.sender.clone();
+            if sender.ready().await.is_err() {
+                return latencies;
+            }
+            let Ok(res) = sender.send_request(req).await else {
+                return latencies;
+            };
+            let mut body = res.into_body();
+            let mut seen = 0usize;
+            while !done.load(Ordering::Relaxed) {
+                let frame = tokio::time::timeout(Duration::from_millis(200), body.frame()).await;
+                let Ok(Some(Ok(frame))) = frame else { continue };
+                let Ok(data) = frame.into_data() else {
+                    continue;
+                };
+                let now = Instant::now();
+                for _ in data.iter().filter(|b| **b == b'\n') {
+                    let at = written.lock().map(|w| w.get(seen).copied()).unwrap_or(None);
+                    if let Some(at) = at {
+                        latencies.push(now.saturating_duration_since(at).as_secs_f64() * 1e3);
+                    }
+                    seen += 1;
+                    delivered.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            latencies
+        }));
+    }
+    // Every watcher is open before the first write.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let stop = Instant::now() + duration;
+    let mut i = 0u64;
+    while Instant::now() < stop {
+        i += 1;
+        let patch = json!({"spec": {"reference": format!("r{i}")}});
+        let req = Request::builder()
+            .method(Method::PATCH)
+            .uri(format!("https://{}{FLUNDERS}/w", writer.authority))
+            .header(header::CONTENT_TYPE, "application/merge-patch+json")
+            .body(Full::new(Bytes::from(patch.to_string())));
+        let Ok(req) = req else { break };
+        let mut sender = writer.sender.clone();
+        if sender.ready().await.is_err() {
+            break;
+        }
+        // The write's time is when its answer came; the event cannot leave before.
+        let answered = sender.send_request(req).await;
+        if let Ok(res) = answered {
+            let _ = res.into_body().collect().await;
+            if let Ok(mut w) = written.lock() {
+                w.push(Instant::now());
+            }
+        }
+    }
+    // The last events get a second to arrive.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    done.store(true, Ordering::Relaxed);
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap_or_default());
+    }
+    let expected = written.lock().map(|w| w.len()).unwrap_or(0) * watchers;
+    let got = delivered.load(Ordering::Relaxed);
+    Cell {
+        per_second: got as f64 / duration.as_secs_f64(),
+        p99_ms: p99(all),
+        errors: (expected as u64).saturating_sub(got),
+        cpu_us: 0.0,
+    }
+}
+
+/// A and B started, B's group registered in A and available; the clients of each.
+async fn set_up(config: &AggregationConfig) -> Result<(Server, Server, Client, Client), String> {
+    let a = Server::start(&config.kapi, &[])?;
+    let b = Server::start(
+        &config.kapi,
+        &[
+            "--requestheader-client-ca-file".into(),
+            a.path("pki/front-proxy-ca.crt").into(),
+            "--requestheader-allowed-names".into(),
+            "front-proxy-client".into(),
+            "--tls-san".into(),
+            "kapi-b.default.svc".into(),
+        ],
+    )?;
+    let (ca, cb) = (Client::connect(&a).await?, Client::connect(&b).await?);
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "flunders.wardle.example.com"},
+        "spec": {"group": "wardle.example.com", "scope": "Namespaced",
+            "names": {"plural": "flunders", "singular": "flunder", "kind": "Flunder"},
+            "versions": [{"name": "v1alpha1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object",
+                    "x-kubernetes-preserve-unknown-fields": true}}}]}});
+    cb.expect(
+        Method::POST,
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        Some(&crd),
+        &[201],
+    )
+    .await?;
+    cb.wait(GROUP_VERSION, "B serves flunders", |_| true)
+        .await?;
+    // About 1 KiB each, as the other benchmarks' objects.
+    let filler = "x".repeat(900);
+    for i in 0..config.objects {
+        let name = if i == 0 {
+            "w".to_string()
+        } else {
+            format!("f{i}")
+        };
+        let flunder = json!({"apiVersion": "wardle.example.com/v1alpha1", "kind": "Flunder",
+            "metadata": {"name": name}, "spec": {"reference": "r0", "filler": filler}});
+        cb.expect(Method::POST, FLUNDERS, Some(&flunder), &[201])
+            .await?;
+    }
+    let port = b.addr.port();
+    ca.expect(
+        Method::POST,
+        "/api/v1/namespaces/default/services",
+        Some(&json!({
+        "apiVersion": "v1", "kind": "Service", "metadata": {"name": "kapi-b"},
+        "spec": {"ports": [{"name": "https", "port": 443, "targetPort": port}]}})),
+        &[201],
+    )
+    .await?;
+    ca.expect(Method::POST, "/api/v1/namespaces/default/endpoints", Some(&json!({
+        "apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "kapi-b"},
+        "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https", "port": port}]}]})), &[201]).await?;
+    let bundle = base64::engine::general_purpose::STANDARD.encode(&b.ca);
+    ca.expect(
+        Method::POST,
+        "/apis/apiregistration.k8s.io/v1/apiservices",
+        Some(&json!({
+        "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+        "metadata": {"name": "v1alpha1.wardle.example.com"},
+        "spec": {"group": "wardle.example.com", "version": "v1alpha1", "groupPriorityMinimum": 1000,
+                 "versionPriority": 15, "caBundle": bundle,
+                 "service": {"namespace": "default", "name": "kapi-b", "port": 443}}})),
+        &[201],
+    )
+    .await?;
+    ca.wait(GROUP_VERSION, "B's group through A", |v| {
+        v["resources"].is_array()
+    })
+    .await?;
+    let _ = &a.url;
+    Ok((a, b, ca, cb))
+}
+
+/// Runs the cells; one row each.
+pub async fn run(config: &AggregationConfig) -> Result<Vec<Row>, String> {
+    let (a, b, via_a, direct) = set_up(config).await?;
+    let cpu = |servers: &[&Server]| -> Duration {
+        servers
+            .iter()
+            .filter_map(|s| crate::server::cpu_time(s.child.id()).ok())
+            .sum()
+    };
+    let get = format!("{FLUNDERS}/w?resourceVersion=0");
+    let list = format!("{FLUNDERS}?resourceVersion=0");
+    let cells: [(&str, usize); 3] = [
+        ("GET rv=0", config.clients),
+        ("LIST", config.clients.min(4)),
+        ("watch", config.watchers),
+    ];
+    let mut rows = Vec::new();
+    for (name, width) in cells {
+        let (mut directs, mut proxieds) = (Vec::new(), Vec::new());
+        for _ in 0..config.rounds {
+            for (proxied, target, out) in [
+                (false, &direct, &mut directs),
+                (true, &via_a, &mut proxieds),
+            ] {
+                let involved: Vec<&Server> = if proxied { vec![&a, &b] } else { vec![&b] };
+                let before = cpu(&involved);
+                let mut cell = match name {
+                    "GET rv=0" => requests(target, &get, width, config.duration).await,
+                    "LIST" => requests(target, &list, width, config.duration).await,
+                    _ => watch_cell(target, &direct, width, config.duration).await,
+                };
+                let ops = cell.per_second * config.duration.as_secs_f64();
+                if ops > 0.0 {
+                    cell.cpu_us = (cpu(&involved) - before).as_secs_f64() * 1e6 / ops;
+                }
+                out.push(cell);
+            }
+        }
+        rows.push(Row {
+            cell: format!("{name} (C = {width})"),
+            direct: median(directs),
+            proxied: median(proxieds),
+        });
+    }
+    Ok(rows)
+}
+
+fn median(mut cells: Vec<Cell>) -> Cell {
+    cells.sort_by(|a, b| a.per_second.total_cmp(&b.per_second));
+    let errors = cells.iter().map(|c| c.errors).sum();
+    let mut middle = cells.get(cells.len() / 2).cloned().unwrap_or_default();
+    middle.errors = errors;
+    middle
+}
+
+/// The rows as a Markdown table.
+pub fn markdown(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "| cell | direct to B /s | through A /s | ratio | direct p99 ms | through A p99 ms | CPU µs/op: B | CPU µs/op: A + B | errors |\n|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        let ratio = if r.direct.per_second > 0.0 {
+            r.proxied.per_second / r.direct.per_second
+        } else {
+            0.0
+        };
+        out.push_str(&format!(
+            "| {} | {:.0} | {:.0} | {:.2} | {:.1} | {:.1} | {:.0} | {:.0} | {} |\n",
+            r.cell,
+            r.direct.per_second,
+            r.proxied.per_second,
+            ratio,
+            r.direct.p99_ms,
+            r.proxied.p99_ms,
+            r.direct.cpu_us,
+            r.proxied.cpu_us,
+            r.direct.errors + r.proxied.errors
+        ));
+    }
+    out
+}
