@@ -38,13 +38,16 @@ pub fn certificates(pem: &str, what: &str) -> Result<Vec<CertificateDer<'static>
 /// Chains remembered as verified, at most: past it the memory starts again.
 const VERIFIED_CHAINS: usize = 4096;
 
+/// Chains (their DER, end entity first) that verified → when the first of their
+/// certificates expires (Unix seconds), and the user the end entity names.
+type Verified = HashMap<Vec<u8>, (i64, kapi_auth::UserInfo)>;
+
 /// The CAs client certificates may be signed by.
 #[derive(Clone, Debug)]
 pub struct ClientCertificates {
     verifier: Arc<dyn ClientCertVerifier>,
-    /// Chains (their DER, end entity first) that verified → when the first of their
-    /// certificates expires (Unix seconds), and the user the end entity names.
-    verified: Arc<Mutex<HashMap<Vec<u8>, (i64, kapi_auth::UserInfo)>>>,
+    /// Chains remembered as verified.
+    verified: Arc<Mutex<Verified>>,
 }
 
 impl ClientCertificates {
@@ -106,7 +109,7 @@ impl ClientCertificates {
         Ok(user)
     }
 
-    fn memory(&self) -> std::sync::MutexGuard<'_, HashMap<Vec<u8>, (i64, kapi_auth::UserInfo)>> {
+    fn memory(&self) -> std::sync::MutexGuard<'_, Verified> {
         self.verified.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
