@@ -1,19 +1,19 @@
 //! The connections to one remote APIService's server: TLS verified with the
 //! APIService's `caBundle` (or not at all with `insecureSkipTLSVerify`), the
-//! aggregator's front-proxy client certificate, and HTTP/2 where the server speaks it,
-//! a few multiplexed connections shared by every request (watches included), as Go's
-//! transport shares one. A server that speaks only HTTP/1.1 gets a connection per
-//! request.
+//! aggregator's front-proxy client certificate, and HTTP/1.1 keep-alive connections,
+//! one per request in flight (a watch holds its own), back in the pool when the answer
+//! is done. Go's transport would speak HTTP/2 to a server that offers it; hyper's
+//! HTTP/2 costs several times its HTTP/1.1 per request on both ends (BENCHMARKS.md,
+//! issues #18 and #21), and a proxied request paid it twice.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use http::{Request, Response};
 use hyper::body::Incoming;
-use hyper::client::conn::{http1, http2};
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper::client::conn::http1;
+use hyper_util::rt::TokioIo;
 use kapi_apiserver::endpoints::FrontBody;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::pem::PemObject;
@@ -22,12 +22,11 @@ use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme
 
 use crate::api_service::{ServiceRef, Spec};
 
-/// Streams one HTTP/2 connection carries before another is opened (Go's servers allow
-/// 250, kapi's hyper 200).
-const STREAMS_PER_CONNECTION: usize = 100;
-
 /// How long a connection may take to open (TCP and TLS).
 const DIAL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Idle connections kept per backend, at most.
+const IDLE_CONNECTIONS: usize = 64;
 
 /// The aggregator's client certificate and key (PEM), presented to every backend.
 #[derive(Clone, Debug)]
@@ -38,19 +37,30 @@ pub struct ProxyIdentity {
     pub key_pem: String,
 }
 
-/// Counts a request on its connection while it lasts (its response body included).
+type Idle = Arc<Mutex<Vec<http1::SendRequest<FrontBody>>>>;
+
+/// A connection lent to one request: back to its pool when the answer is done with
+/// (dropped), unless it closed; a connection whose answer was not read to the end is
+/// closed by hyper and found so when next taken.
 #[derive(Debug)]
-pub struct InFlight(Arc<AtomicUsize>);
+pub struct InFlight {
+    sender: Option<http1::SendRequest<FrontBody>>,
+    idle: Idle,
+}
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
+        let Some(sender) = self.sender.take() else {
+            return;
+        };
+        if sender.is_closed() {
+            return;
+        }
+        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        if idle.len() < IDLE_CONNECTIONS {
+            idle.push(sender);
+        }
     }
-}
-
-struct Shared {
-    sender: http2::SendRequest<FrontBody>,
-    active: Arc<AtomicUsize>,
 }
 
 /// One remote server, as an APIService and its resolved endpoint name it.
@@ -60,7 +70,7 @@ pub struct Backend {
     /// `<service>.<namespace>.svc[:port]`, the `Host` the backend is asked for.
     authority: String,
     address: SocketAddr,
-    shared: tokio::sync::Mutex<Vec<Shared>>,
+    idle: Idle,
 }
 
 impl std::fmt::Debug for Backend {
@@ -112,7 +122,7 @@ impl Backend {
         let mut tls = builder
             .with_client_auth_cert(chain, key)
             .map_err(|e| format!("the proxy client certificate: {e}"))?;
-        tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        tls.alpn_protocols = vec![b"http/1.1".to_vec()];
         let authority = if service.port == 443 {
             host
         } else {
@@ -123,7 +133,7 @@ impl Backend {
             server_name,
             authority,
             address,
-            shared: tokio::sync::Mutex::new(Vec::new()),
+            idle: Arc::default(),
         })
     }
 
@@ -137,89 +147,61 @@ impl Backend {
         format!("https://{}{path_and_query}", self.authority)
     }
 
-    /// Sends `req` (its URI the path and query only); the answer comes with the count
-    /// of its connection, to hold until its body is done.
+    /// Sends `req` (its URI the path and query only) on an idle connection or a new
+    /// one; the answer comes with the connection, to hold until its body is done.
     pub async fn send(
         &self,
         mut req: Request<FrontBody>,
-    ) -> Result<(Response<Incoming>, Option<InFlight>), String> {
+    ) -> Result<(Response<Incoming>, InFlight), String> {
         let path = req
             .uri()
             .path_and_query()
             .map_or("/", |p| p.as_str())
             .to_string();
-        if let Some((mut sender, in_flight)) = self.shared_sender().await {
-            *req.uri_mut() = self.url(&path).parse().map_err(|e| format!("{e}"))?;
-            return match sender.send_request(req).await {
-                Ok(res) => Ok((res, Some(in_flight))),
-                Err(e) => Err(format!("error trying to reach service: {e}")),
-            };
-        }
-        let io = self.dial().await?;
-        if io.get_ref().1.alpn_protocol() == Some(b"h2") {
-            let (sender, in_flight) = self.share(io).await?;
-            let mut sender = sender;
-            *req.uri_mut() = self.url(&path).parse().map_err(|e| format!("{e}"))?;
-            return match sender.send_request(req).await {
-                Ok(res) => Ok((res, Some(in_flight))),
-                Err(e) => Err(format!("error trying to reach service: {e}")),
-            };
-        }
-        let (mut sender, conn) = http1::handshake(TokioIo::new(io))
-            .await
-            .map_err(|e| format!("error trying to reach service: {e}"))?;
-        tokio::spawn(async move {
-            let _ = conn.await;
-        });
         *req.uri_mut() = path.parse().map_err(|e| format!("{e}"))?;
         if let Ok(host) = http::HeaderValue::from_str(&self.authority) {
             req.headers_mut().insert(http::header::HOST, host);
         }
+        let mut sender = match self.idle_sender().await {
+            Some(sender) => sender,
+            None => {
+                let io = self.dial().await?;
+                let (sender, conn) = http1::handshake(TokioIo::new(io))
+                    .await
+                    .map_err(|e| format!("error trying to reach service: {e}"))?;
+                tokio::spawn(async move {
+                    if let Err(e) = conn.await {
+                        tracing::debug!(error = %e, "connection to an aggregated server ended");
+                    }
+                });
+                sender
+            }
+        };
         let res = sender
             .send_request(req)
             .await
             .map_err(|e| format!("error trying to reach service: {e}"))?;
-        Ok((res, None))
+        let held = InFlight {
+            sender: Some(sender),
+            idle: self.idle.clone(),
+        };
+        Ok((res, held))
     }
 
-    /// A shared HTTP/2 connection with room for one more stream, counted.
-    async fn shared_sender(&self) -> Option<(http2::SendRequest<FrontBody>, InFlight)> {
-        let mut shared = self.shared.lock().await;
-        shared.retain(|s| !s.sender.is_closed());
-        let free = shared
-            .iter()
-            .filter(|s| s.sender.is_ready())
-            .min_by_key(|s| s.active.load(Ordering::Relaxed))
-            .filter(|s| s.active.load(Ordering::Relaxed) < STREAMS_PER_CONNECTION)?;
-        free.active.fetch_add(1, Ordering::Relaxed);
-        Some((free.sender.clone(), InFlight(free.active.clone())))
-    }
-
-    /// Starts HTTP/2 on a new connection and shares it.
-    async fn share(
-        &self,
-        io: tokio_rustls::client::TlsStream<tokio::net::TcpStream>,
-    ) -> Result<(http2::SendRequest<FrontBody>, InFlight), String> {
-        let mut builder = http2::Builder::new(TokioExecutor::new());
-        builder
-            .timer(TokioTimer::new())
-            .keep_alive_interval(Duration::from_secs(30))
-            .keep_alive_while_idle(true);
-        let (sender, conn) = builder
-            .handshake(TokioIo::new(io))
-            .await
-            .map_err(|e| format!("error trying to reach service: {e}"))?;
-        tokio::spawn(async move {
-            if let Err(e) = conn.await {
-                tracing::debug!(error = %e, "connection to an aggregated server ended");
+    /// An idle connection ready for a request, if one is left.
+    async fn idle_sender(&self) -> Option<http1::SendRequest<FrontBody>> {
+        loop {
+            let mut sender = self
+                .idle
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .pop()?;
+            // One that just finished its last answer gets a moment to be ready.
+            let ready = tokio::time::timeout(Duration::from_secs(1), sender.ready()).await;
+            if matches!(ready, Ok(Ok(()))) {
+                return Some(sender);
             }
-        });
-        let active = Arc::new(AtomicUsize::new(1));
-        self.shared.lock().await.push(Shared {
-            sender: sender.clone(),
-            active: active.clone(),
-        });
-        Ok((sender, InFlight(active)))
+        }
     }
 
     async fn dial(&self) -> Result<tokio_rustls::client::TlsStream<tokio::net::TcpStream>, String> {

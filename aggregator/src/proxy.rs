@@ -89,7 +89,7 @@ pub async fn forward(
 /// it there (the client sees the stream end, as when a watch is closed).
 struct Relay {
     inner: Incoming,
-    _in_flight: Option<InFlight>,
+    _in_flight: InFlight,
 }
 
 impl hyper::body::Body for Relay {
