@@ -18,7 +18,7 @@ use kapi_apiserver::endpoints::FrontBody;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
 
 use crate::api_service::{ServiceRef, Spec};
 
@@ -103,16 +103,11 @@ impl Backend {
         let builder = if spec.insecure_skip_tls_verify {
             builder
                 .dangerous()
-                .with_custom_certificate_verifier(Arc::new(NoVerification))
+                .with_custom_certificate_verifier(Arc::new(NoVerification(
+                    kapi_apiserver::tls::provider(),
+                )))
         } else {
-            let mut roots = RootCertStore::empty();
-            for cert in CertificateDer::pem_slice_iter(&spec.ca_bundle) {
-                let cert = cert.map_err(|e| format!("unable to load root certificates: {e}"))?;
-                roots
-                    .add(cert)
-                    .map_err(|e| format!("unable to load root certificates: {e}"))?;
-            }
-            builder.with_root_certificates(roots)
+            builder.with_root_certificates(kapi_apiserver::tls::roots_of(&spec.ca_bundle)?)
         };
         let chain = CertificateDer::pem_slice_iter(identity.cert_pem.as_bytes())
             .collect::<Result<Vec<_>, _>>()
@@ -140,11 +135,6 @@ impl Backend {
     /// The endpoint requests go to.
     pub fn address(&self) -> SocketAddr {
         self.address
-    }
-
-    /// `https://<authority><path_and_query>`.
-    pub fn url(&self, path_and_query: &str) -> String {
-        format!("https://{}{path_and_query}", self.authority)
     }
 
     /// Sends `req` (its URI the path and query only) on an idle connection or a new
@@ -208,13 +198,8 @@ impl Backend {
         let address = self.address;
         let connect = async {
             let tcp = tokio::net::TcpStream::connect(address).await.map_err(|e| {
-                let why = match e.kind() {
-                    std::io::ErrorKind::ConnectionRefused => {
-                        "connect: connection refused".to_string()
-                    }
-                    _ => e.to_string(),
-                };
-                format!("error trying to reach service: dial tcp {address}: {why}")
+                let why = kapi_apiserver::tls::dial_error(&address.to_string(), &e);
+                format!("error trying to reach service: {why}")
             })?;
             let _ = tcp.set_nodelay(true);
             tokio_rustls::TlsConnector::from(self.tls.clone())
@@ -235,7 +220,7 @@ impl Backend {
 /// `insecureSkipTLSVerify`: any certificate is taken (the handshake's signatures are
 /// still checked).
 #[derive(Debug)]
-struct NoVerification;
+struct NoVerification(Arc<rustls::crypto::CryptoProvider>);
 
 impl ServerCertVerifier for NoVerification {
     fn verify_server_cert(
@@ -259,7 +244,7 @@ impl ServerCertVerifier for NoVerification {
             message,
             cert,
             dss,
-            &kapi_apiserver::tls::provider().signature_verification_algorithms,
+            &self.0.signature_verification_algorithms,
         )
     }
 
@@ -273,13 +258,11 @@ impl ServerCertVerifier for NoVerification {
             message,
             cert,
             dss,
-            &kapi_apiserver::tls::provider().signature_verification_algorithms,
+            &self.0.signature_verification_algorithms,
         )
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        kapi_apiserver::tls::provider()
-            .signature_verification_algorithms
-            .supported_schemes()
+        self.0.signature_verification_algorithms.supported_schemes()
     }
 }

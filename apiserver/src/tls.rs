@@ -24,6 +24,29 @@ pub fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
+/// The roots a client trusts from a PEM bundle (a `caBundle`), in kube's words when it
+/// is not PEM certificates; an empty bundle gives no roots.
+pub fn roots_of(pem: &[u8]) -> Result<RootCertStore, String> {
+    let mut roots = RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(pem) {
+        let cert = cert.map_err(|e| format!("unable to load root certificates: {e}"))?;
+        roots
+            .add(cert)
+            .map_err(|e| format!("unable to load root certificates: {e}"))?;
+    }
+    Ok(roots)
+}
+
+/// A failed connect to `target` (`host:port`) in Go's `net` words, as kube's messages
+/// quote them: `dial tcp 127.0.0.1:1: connect: connection refused`.
+pub fn dial_error(target: &str, e: &std::io::Error) -> String {
+    let why = match e.kind() {
+        std::io::ErrorKind::ConnectionRefused => "connect: connection refused".to_string(),
+        _ => e.to_string(),
+    };
+    format!("dial tcp {target}: {why}")
+}
+
 /// Reads every certificate of a PEM text.
 pub fn certificates(pem: &str, what: &str) -> Result<Vec<CertificateDer<'static>>, String> {
     let certs = CertificateDer::pem_slice_iter(pem.as_bytes())

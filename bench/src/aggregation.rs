@@ -52,7 +52,6 @@ pub struct AggregationConfig {
 struct Server {
     child: Child,
     dir: tempfile::TempDir,
-    url: String,
     addr: SocketAddr,
     ca: String,
     cert: String,
@@ -114,7 +113,6 @@ impl Server {
                 return Ok(Server {
                     child,
                     dir,
-                    url,
                     addr,
                     ca,
                     cert,
@@ -496,7 +494,6 @@ async fn set_up(config: &AggregationConfig) -> Result<(Server, Server, Client, C
         v["resources"].is_array()
     })
     .await?;
-    let _ = &a.url;
     Ok((a, b, ca, cb))
 }
 

@@ -13,9 +13,8 @@ use base64::Engine;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper_util::rt::TokioIo;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName};
-use rustls::{ClientConfig, RootCertStore};
+use rustls::ClientConfig;
+use rustls::pki_types::ServerName;
 use serde_json::Value;
 
 /// The largest response read from a webhook.
@@ -71,23 +70,16 @@ impl Endpoint {
             .to_string();
         let server_name = ServerName::try_from(host.clone())
             .map_err(|e| format!("clientConfig.url {url:?}: {e}"))?;
-        let mut roots = RootCertStore::empty();
         // Only the caBundle is trusted: kapi carries no system roots, so a webhook
         // without one cannot be verified and its calls fail (failurePolicy decides).
+        let mut roots = rustls::RootCertStore::empty();
         if let Some(bundle) = config["caBundle"].as_str().filter(|b| !b.is_empty()) {
             let pem = base64::engine::general_purpose::STANDARD
                 .decode(bundle)
                 .map_err(|e| format!("clientConfig.caBundle is not base64: {e}"))?;
-            let certs = CertificateDer::pem_slice_iter(&pem)
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| format!("unable to load root certificates: {e}"))?;
-            if certs.is_empty() {
+            roots = kapi_apiserver::tls::roots_of(&pem)?;
+            if roots.is_empty() {
                 return Err("unable to load root certificates: no certificate in caBundle".into());
-            }
-            for cert in certs {
-                roots
-                    .add(cert)
-                    .map_err(|e| format!("unable to load root certificates: {e}"))?;
             }
         }
         let mut tls = ClientConfig::builder_with_provider(kapi_apiserver::tls::provider())
@@ -129,7 +121,9 @@ impl Endpoint {
     async fn exchange(&self, path: String, body: Vec<u8>) -> Result<Bytes, String> {
         let tcp = tokio::net::TcpStream::connect((self.host.as_str(), self.port))
             .await
-            .map_err(|e| dial_error(&self.host, self.port, &e))?;
+            .map_err(|e| {
+                kapi_apiserver::tls::dial_error(&format!("{}:{}", self.host, self.port), &e)
+            })?;
         let _ = tcp.set_nodelay(true);
         let tls = tokio_rustls::TlsConnector::from(self.tls.clone())
             .connect(self.server_name.clone(), tcp)
@@ -182,15 +176,6 @@ impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
     }
-}
-
-/// Go's `net` wording for a failed connect.
-fn dial_error(host: &str, port: u16, e: &std::io::Error) -> String {
-    let why = match e.kind() {
-        std::io::ErrorKind::ConnectionRefused => "connect: connection refused".to_string(),
-        _ => e.to_string(),
-    };
-    format!("dial tcp {host}:{port}: {why}")
 }
 
 /// A non-2xx answer: its `Status` message when it sent one, as client-go reports it.
@@ -258,7 +243,7 @@ mod tests {
     fn error_wording() {
         let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
         assert_eq!(
-            dial_error("127.0.0.1", 1, &refused),
+            kapi_apiserver::tls::dial_error("127.0.0.1:1", &refused),
             "dial tcp 127.0.0.1:1: connect: connection refused"
         );
         assert_eq!(
