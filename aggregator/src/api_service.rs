@@ -104,6 +104,15 @@ pub struct Availability {
 }
 
 impl Availability {
+    /// A backend that could not be reached, or did not answer its discovery.
+    pub fn failed_discovery(message: String) -> Self {
+        Availability {
+            status: "False",
+            reason: "FailedDiscoveryCheck",
+            message,
+        }
+    }
+
     /// What every local APIService is.
     pub fn local() -> Self {
         Availability {

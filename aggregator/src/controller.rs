@@ -128,45 +128,7 @@ impl Controller {
             };
         }
         seen.checked = Some(Instant::now());
-        let service = spec.service.as_ref().expect("remote");
-        let found = match crate::resolve::resolve(&self.registry, service).await {
-            Err(why) => {
-                seen.backend = None;
-                why
-            }
-            Ok(address) => {
-                let reuse = seen.backend.as_ref().filter(|b| b.address() == address);
-                let backend = match reuse {
-                    Some(b) => Ok(b.clone()),
-                    None => Backend::new(spec, address, &self.identity).map(Arc::new),
-                };
-                match backend {
-                    Err(e) => Availability {
-                        status: "False",
-                        reason: "FailedDiscoveryCheck",
-                        message: e,
-                    },
-                    Ok(backend) => {
-                        seen.backend = Some(backend.clone());
-                        match remote::check(&backend, spec).await {
-                            Err(message) => Availability {
-                                status: "False",
-                                reason: "FailedDiscoveryCheck",
-                                message,
-                            },
-                            Ok(()) => {
-                                read_documents(seen, &backend, spec).await;
-                                Availability {
-                                    status: "True",
-                                    reason: "Passed",
-                                    message: "all checks passed".into(),
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        };
+        let found = probe(&self.registry, &self.identity, seen, spec).await;
         seen.available = found.status == "True";
         if let Some(status) = object.and_then(|o| api_service::status_with(o, &found)) {
             if !seen.available {
@@ -244,6 +206,43 @@ impl Controller {
         }
         elsewhere.groups = groups;
         self.aggregator.publish(routes, elsewhere);
+    }
+}
+
+/// kube's availability check of one remote APIService, in its order: the Service and
+/// its Endpoints, then the group-version's discovery on the backend (whose documents
+/// are then read). The backend it resolved to is kept in `seen`.
+async fn probe(
+    registry: &Registry,
+    identity: &ProxyIdentity,
+    seen: &mut Seen,
+    spec: &Spec,
+) -> Availability {
+    let service = spec.service.as_ref().expect("a remote APIService");
+    let address = match crate::resolve::resolve(registry, service).await {
+        Ok(address) => address,
+        Err(why) => {
+            seen.backend = None;
+            return why;
+        }
+    };
+    let reuse = seen.backend.as_ref().filter(|b| b.address() == address);
+    let backend = match reuse {
+        Some(b) => b.clone(),
+        None => match Backend::new(spec, address, identity) {
+            Ok(b) => Arc::new(b),
+            Err(e) => return Availability::failed_discovery(e),
+        },
+    };
+    seen.backend = Some(backend.clone());
+    if let Err(message) = remote::check(&backend, spec).await {
+        return Availability::failed_discovery(message);
+    }
+    read_documents(seen, &backend, spec).await;
+    Availability {
+        status: "True",
+        reason: "Passed",
+        message: "all checks passed".into(),
     }
 }
 

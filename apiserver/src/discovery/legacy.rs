@@ -42,9 +42,15 @@ pub fn api_group(resources: &[Arc<dyn ObjectStrategy>], group: &str) -> Option<V
     Some(body)
 }
 
-/// `name`, `versions` and `preferredVersion` of one group.
+/// `name`, `versions` and `preferredVersion` of one served group.
 fn group_body(resources: &[Arc<dyn ObjectStrategy>], group: &str) -> Value {
-    let versions: Vec<Value> = group_versions(resources, group)
+    group_document(group, &group_versions(resources, group))
+}
+
+/// `name`, `versions` and `preferredVersion` of a group with `versions`, preferred
+/// first (also of groups served elsewhere).
+pub fn group_document(group: &str, versions: &[String]) -> Value {
+    let versions: Vec<Value> = versions
         .iter()
         .map(|v| json!({"groupVersion": format!("{group}/{v}"), "version": v}))
         .collect();

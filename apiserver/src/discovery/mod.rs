@@ -29,7 +29,7 @@ use kapi_core::resource::ExtraSubresource;
 use kapi_core::{ObjectStrategy, ResourceInfo};
 
 pub use aggregated::{AggregatedVersion, aggregated_api, aggregated_apis};
-pub use legacy::{api_group, api_group_list, api_resource_list, api_versions};
+pub use legacy::{api_group, api_group_list, api_resource_list, api_versions, group_document};
 pub use negotiate::{DiscoveryFormat, negotiate};
 
 /// The verbs kube-apiserver lists for `/status` and `/scale`.

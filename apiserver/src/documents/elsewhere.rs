@@ -11,7 +11,7 @@ use bytes::Bytes;
 use serde_json::{Map, Value, json};
 
 use super::{Doc, Documents, OpenApiV2, V3, aggregated_key};
-use crate::discovery::{AggregatedVersion, compare_versions};
+use crate::discovery::{AggregatedVersion, compare_versions, group_document};
 
 /// What other servers serve, for this server's documents.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -70,20 +70,6 @@ impl Elsewhere {
 
 fn parse(doc: &Doc) -> Value {
     serde_json::from_slice(&doc.0).unwrap_or(Value::Null)
-}
-
-fn version_entry(group: &str, version: &str) -> Value {
-    json!({"groupVersion": format!("{group}/{version}"), "version": version})
-}
-
-/// A group's `APIGroup` body: `name`, `versions` and `preferredVersion`.
-fn group_body(group: &str, versions: &[String]) -> Value {
-    let versions: Vec<Value> = versions.iter().map(|v| version_entry(group, v)).collect();
-    json!({
-        "name": group,
-        "preferredVersion": versions.first().cloned().unwrap_or(Value::Null),
-        "versions": versions,
-    })
 }
 
 /// The versions of a legacy `APIGroup` body.
@@ -164,7 +150,7 @@ impl Documents {
         let local = crate::discovery::api_group(&self.resources, group)
             .map(|g| versions_of(&g))
             .unwrap_or_default();
-        let mut body = group_body(group, &merged_versions(local, remote));
+        let mut body = group_document(group, &merged_versions(local, remote));
         let map = body.as_object_mut()?;
         map.insert("kind".into(), "APIGroup".into());
         map.insert("apiVersion".into(), "v1".into());
@@ -202,12 +188,12 @@ fn merge_groups(mut list: Value, elsewhere: &Elsewhere) -> Value {
             .find(|g| g["name"] == remote.name.as_str())
         {
             Some(local) => {
-                *local = group_body(&remote.name, &merged_versions(versions_of(local), remote));
+                *local = group_document(&remote.name, &merged_versions(versions_of(local), remote));
             }
             None => {
                 let versions: Vec<String> =
                     remote.versions.iter().map(|v| v.version.clone()).collect();
-                groups.push(group_body(&remote.name, &versions));
+                groups.push(group_document(&remote.name, &versions));
             }
         }
     }
@@ -281,9 +267,9 @@ mod tests {
     #[test]
     fn remote_groups_join_the_list_in_order() {
         let list = json!({"kind": "APIGroupList", "groups": [
-            group_body("batch", &["v1".into()]),
-            group_body("apps", &["v1".into()]),
-            group_body("zeta.example", &["v1".into()]),
+            group_document("batch", &["v1".into()]),
+            group_document("apps", &["v1".into()]),
+            group_document("zeta.example", &["v1".into()]),
         ]});
         let merged = merge_groups(list, &elsewhere());
         let names: Vec<&str> = merged["groups"]
