@@ -673,6 +673,20 @@ fn auditor(security: &SecurityConfig) -> Result<Option<kapi_auth::audit::Auditor
     Ok(Some(Auditor::new(policy, log)))
 }
 
+/// What one request's handling is: boxed, because the handler's state machine is
+/// several kilobytes and hyper moves the future it is given into each stream's task
+/// (a `memmove` per request in the profiles of issue #21), where a box moves a pointer.
+type Handling = std::pin::Pin<
+    Box<
+        dyn std::future::Future<
+                Output = Result<
+                    http::Response<kapi_apiserver::response::Body>,
+                    std::convert::Infallible,
+                >,
+            > + Send,
+    >,
+>;
+
 /// The hyper service of one connection.
 fn service(
     api: Arc<Api>,
@@ -681,14 +695,12 @@ fn service(
     http::Request<hyper::body::Incoming>,
     Response = http::Response<kapi_apiserver::response::Body>,
     Error = std::convert::Infallible,
-    Future = impl std::future::Future<
-        Output = Result<http::Response<kapi_apiserver::response::Body>, std::convert::Infallible>,
-    > + Send,
+    Future = Handling,
 > + Clone {
-    service_fn(move |req| {
+    service_fn(move |req| -> Handling {
         let api = api.clone();
         let peer = peer.clone();
-        async move { Ok::<_, std::convert::Infallible>(api.handle(req, &peer).await) }
+        Box::pin(async move { Ok::<_, std::convert::Infallible>(api.handle(req, &peer).await) })
     })
 }
 
