@@ -6,9 +6,13 @@
 //! the flunders while one writer updates them in B as fast as B takes it). The
 //! figures that count are the ratios, proxied to direct.
 //!
-//! Both servers share the machine with the load generator, so the proxied cells pay
-//! for a third process on the same cores; the ratio is what a user with one machine
-//! sees.
+//! The cells run in two placements ([`Placement`]). Shared: every process may use
+//! every CPU, so A's work in the proxied cells comes out of the CPU B and the load
+//! generator had in the direct ones; the ratio is what a user with one machine sees,
+//! and it is bounded near B / (A + B) per request. Split: A runs on CPUs of its own
+//! while B and the load generator share the rest, in the direct and the proxied cells
+//! alike, as in a cluster where the aggregator (kube-apiserver) and the extension
+//! server run in pods of their own; the ratio is what the proxy costs B's clients.
 
 use std::ffi::OsString;
 use std::net::SocketAddr;
@@ -28,6 +32,8 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use serde_json::{Value, json};
 
+use crate::placement::Cpus;
+
 const GROUP_VERSION: &str = "/apis/wardle.example.com/v1alpha1";
 const FLUNDERS: &str = "/apis/wardle.example.com/v1alpha1/namespaces/default/flunders";
 
@@ -46,6 +52,29 @@ pub struct AggregationConfig {
     pub watchers: usize,
     /// Rounds of every cell per target.
     pub rounds: usize,
+    /// Where the processes run; the cells run once per placement.
+    pub placements: Vec<Placement>,
+}
+
+/// Where the servers and the load generator run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Placement {
+    /// Every process on every CPU.
+    Shared,
+    /// A on the upper half of the CPUs; B and the load generator on the rest.
+    Split,
+}
+
+impl Placement {
+    /// A's CPUs and the CPUs of B and the load generator, out of `all`.
+    fn cpus(self, all: &Cpus) -> Result<(Cpus, Cpus), String> {
+        match self {
+            Placement::Shared => Ok((all.clone(), all.clone())),
+            Placement::Split => all
+                .split()
+                .ok_or_else(|| "the split placement needs two CPUs or more".to_string()),
+        }
+    }
 }
 
 /// One server process, killed when dropped.
@@ -74,24 +103,24 @@ fn kubeconfig_field(text: &str, name: &str) -> Option<String> {
 }
 
 impl Server {
-    fn start(kapi: &Path, args: &[OsString]) -> Result<Self, String> {
+    fn start(kapi: &Path, args: &[OsString], cpus: &Cpus) -> Result<Self, String> {
         let dir = tempfile::Builder::new()
             .prefix("kapi-bench-aggregation-")
             .tempdir()
             .map_err(|e| format!("a temporary directory: {e}"))?;
         let log = std::fs::File::create(dir.path().join("kapi.log"))
             .map_err(|e| format!("kapi's log: {e}"))?;
-        let child = Command::new(kapi)
-            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
-            .arg(dir.path())
-            .args(args)
-            .env("KAPI_LOG", "warn")
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .map_err(|e| format!("starting {}: {e}", kapi.display()))?;
+        let child = cpus.spawn(
+            Command::new(kapi)
+                .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+                .arg(dir.path())
+                .args(args)
+                .env("KAPI_LOG", "warn")
+                .env("NO_COLOR", "1")
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(log),
+        )?;
         let deadline = Instant::now() + Duration::from_secs(60);
         let kubeconfig = dir.path().join("kubeconfig");
         loop {
@@ -263,6 +292,8 @@ pub struct Cell {
 /// One row: a cell, direct and through the proxy (each the median of its rounds).
 #[derive(Clone, Debug)]
 pub struct Row {
+    /// Where the processes ran.
+    pub placement: String,
     /// The cell's name.
     pub cell: String,
     /// Straight to B.
@@ -359,8 +390,14 @@ async fn watch_cell(
             let mut body = res.into_body();
             let mut seen = 0usize;
             while !done.load(Ordering::Relaxed) {
-                let frame = tokio::time::timeout(Duration::from_millis(200), body.frame()).await;
-                let Ok(Some(Ok(frame))) = frame else { continue };
+                let frame =
+                    match tokio::time::timeout(Duration::from_millis(200), body.frame()).await {
+                        Err(_) => continue,
+                        Ok(Some(Ok(frame))) => frame,
+                        // The watch ended or broke: what it delivered counts, the rest is
+                        // counted missing.
+                        Ok(_) => break,
+                    };
                 let Ok(data) = frame.into_data() else {
                     continue;
                 };
@@ -420,9 +457,14 @@ async fn watch_cell(
     }
 }
 
-/// A and B started, B's group registered in A and available; the clients of each.
-async fn set_up(config: &AggregationConfig) -> Result<(Server, Server, Client, Client), String> {
-    let a = Server::start(&config.kapi, &[])?;
+/// A and B started on their CPUs, B's group registered in A and available; the
+/// clients of each.
+async fn set_up(
+    config: &AggregationConfig,
+    a_cpus: &Cpus,
+    b_cpus: &Cpus,
+) -> Result<(Server, Server, Client, Client), String> {
+    let a = Server::start(&config.kapi, &[], a_cpus)?;
     let b = Server::start(
         &config.kapi,
         &[
@@ -433,6 +475,7 @@ async fn set_up(config: &AggregationConfig) -> Result<(Server, Server, Client, C
             "--tls-san".into(),
             "kapi-b.default.svc".into(),
         ],
+        b_cpus,
     )?;
     let (ca, cb) = (Client::connect(&a).await?, Client::connect(&b).await?);
     let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
@@ -497,9 +540,39 @@ async fn set_up(config: &AggregationConfig) -> Result<(Server, Server, Client, C
     Ok((a, b, ca, cb))
 }
 
-/// Runs the cells; one row each.
+/// Runs the cells in each placement, with servers started for it; one row each.
 pub async fn run(config: &AggregationConfig) -> Result<Vec<Row>, String> {
-    let (a, b, via_a, direct) = set_up(config).await?;
+    let all = Cpus::allowed()?;
+    let mut rows = Vec::new();
+    for placement in &config.placements {
+        let (a_cpus, b_cpus) = placement.cpus(&all)?;
+        let placed = match placement {
+            Placement::Shared => format!("shared ({all})"),
+            Placement::Split => format!("split (A: {a_cpus}; B, load: {b_cpus})"),
+        };
+        // The load generator runs beside B.
+        b_cpus.pin(None)?;
+        let (a, b, via_a, direct) = set_up(config, &a_cpus, &b_cpus).await?;
+        let cells = cells(config, &a, &b, &via_a, &direct).await;
+        rows.extend(cells.into_iter().map(|(cell, direct, proxied)| Row {
+            placement: placed.clone(),
+            cell,
+            direct,
+            proxied,
+        }));
+    }
+    all.pin(None)?;
+    Ok(rows)
+}
+
+/// Every cell, direct and proxied in alternating rounds: name, direct, proxied.
+async fn cells(
+    config: &AggregationConfig,
+    a: &Server,
+    b: &Server,
+    via_a: &Client,
+    direct: &Client,
+) -> Vec<(String, Cell, Cell)> {
     let cpu = |servers: &[&Server]| -> Duration {
         servers
             .iter()
@@ -517,16 +590,15 @@ pub async fn run(config: &AggregationConfig) -> Result<Vec<Row>, String> {
     for (name, width) in cells {
         let (mut directs, mut proxieds) = (Vec::new(), Vec::new());
         for _ in 0..config.rounds {
-            for (proxied, target, out) in [
-                (false, &direct, &mut directs),
-                (true, &via_a, &mut proxieds),
-            ] {
-                let involved: Vec<&Server> = if proxied { vec![&a, &b] } else { vec![&b] };
+            for (proxied, target, out) in
+                [(false, direct, &mut directs), (true, via_a, &mut proxieds)]
+            {
+                let involved: Vec<&Server> = if proxied { vec![a, b] } else { vec![b] };
                 let before = cpu(&involved);
                 let mut cell = match name {
                     "GET rv=0" => requests(target, &get, width, config.duration).await,
                     "LIST" => requests(target, &list, width, config.duration).await,
-                    _ => watch_cell(target, &direct, width, config.duration).await,
+                    _ => watch_cell(target, direct, width, config.duration).await,
                 };
                 let ops = cell.per_second * config.duration.as_secs_f64();
                 if ops > 0.0 {
@@ -535,13 +607,13 @@ pub async fn run(config: &AggregationConfig) -> Result<Vec<Row>, String> {
                 out.push(cell);
             }
         }
-        rows.push(Row {
-            cell: format!("{name} (C = {width})"),
-            direct: median(directs),
-            proxied: median(proxieds),
-        });
+        rows.push((
+            format!("{name} (C = {width})"),
+            median(directs),
+            median(proxieds),
+        ));
     }
-    Ok(rows)
+    rows
 }
 
 fn median(mut cells: Vec<Cell>) -> Cell {
@@ -555,7 +627,7 @@ fn median(mut cells: Vec<Cell>) -> Cell {
 /// The rows as a Markdown table.
 pub fn markdown(rows: &[Row]) -> String {
     let mut out = String::from(
-        "| cell | direct to B /s | through A /s | ratio | direct p99 ms | through A p99 ms | CPU µs/op: B | CPU µs/op: A + B | errors |\n|---|---|---|---|---|---|---|---|---|\n",
+        "| placement | cell | direct to B /s | through A /s | ratio | direct p99 ms | through A p99 ms | CPU µs/op: B | CPU µs/op: A + B | errors |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
         let ratio = if r.direct.per_second > 0.0 {
@@ -564,7 +636,8 @@ pub fn markdown(rows: &[Row]) -> String {
             0.0
         };
         out.push_str(&format!(
-            "| {} | {:.0} | {:.0} | {:.2} | {:.1} | {:.1} | {:.0} | {:.0} | {} |\n",
+            "| {} | {} | {:.0} | {:.0} | {:.2} | {:.1} | {:.1} | {:.0} | {:.0} | {} |\n",
+            r.placement,
             r.cell,
             r.direct.per_second,
             r.proxied.per_second,

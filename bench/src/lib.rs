@@ -63,6 +63,7 @@ pub mod goals;
 pub mod instructions;
 pub mod machine;
 pub mod memory;
+pub mod placement;
 pub mod reference;
 pub mod report;
 pub mod run;

@@ -64,6 +64,15 @@ struct AggregationArgs {
     /// Rounds per cell and target (alternating).
     #[arg(long, default_value_t = 3)]
     rounds: usize,
+    /// Where the processes run, one pass of the cells each: `shared` (every process on
+    /// every CPU), `split` (A on CPUs of its own; B and the load generator on the rest).
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "shared,split"
+    )]
+    placements: Vec<kapi_bench::aggregation::Placement>,
 }
 
 fn aggregation(args: AggregationArgs) -> ExitCode {
@@ -78,6 +87,7 @@ fn aggregation(args: AggregationArgs) -> ExitCode {
         objects: args.objects,
         watchers: args.watchers,
         rounds: args.rounds,
+        placements: args.placements,
     };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
