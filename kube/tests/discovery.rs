@@ -94,7 +94,7 @@ fn widget_resource_list_with_subresources() {
                     "kind": "Widget",
                     "verbs": ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"],
                     "shortNames": ["wd"],
-                    "categories": ["all", "examples"],
+                    "categories": ["kapi-examples"],
                     "storageVersionHash": hash
                 },
                 {
@@ -174,7 +174,7 @@ fn aggregated_apis_shape() {
                         "singularResource": "widget",
                         "verbs": ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"],
                         "shortNames": ["wd"],
-                        "categories": ["all", "examples"],
+                        "categories": ["kapi-examples"],
                         "subresources": [
                             {
                                 "subresource": "status",

@@ -914,6 +914,24 @@ fn secret_string_data_is_merged_into_data() {
                 .delete("creds", &DeleteParams::default())
                 .await
                 .expect("delete secret");
+            // A Secret without a type is Opaque, as kube defaults it; and an update
+            // that leaves the type out keeps it (defaulted again, so not a change).
+            let mut untyped = Secret::default();
+            untyped.metadata.name = Some("untyped".into());
+            let created = secrets.create(&pp, &untyped).await.expect("create");
+            assert_eq!(created.type_.as_deref(), Some("Opaque"));
+            let mut again = created.clone();
+            again.type_ = None;
+            again.string_data = Some(BTreeMap::from([("k".into(), "v".into())]));
+            let updated = secrets
+                .replace("untyped", &pp, &again)
+                .await
+                .expect("update without a type");
+            assert_eq!(updated.type_.as_deref(), Some("Opaque"));
+            secrets
+                .delete("untyped", &DeleteParams::default())
+                .await
+                .expect("delete secret");
         });
     });
 }

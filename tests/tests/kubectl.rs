@@ -291,13 +291,7 @@ fn create_from_manifest_and_every_get_output() {
         assert_eq!(rows[3][..4], ["gamma", "medium", "1", "green"], "{out}");
 
         // Short name, singular, fully qualified name and category all name widgets.
-        for name in [
-            "wd",
-            "widget",
-            "widgets.example.kapi.dev",
-            "examples",
-            "all",
-        ] {
+        for name in ["wd", "widget", "widgets.example.kapi.dev", "kapi-examples"] {
             let out = kapi.kubectl(&["get", name, "-n", "shop", "-o", "name"]);
             assert_eq!(
                 out.lines().collect::<Vec<_>>(),
@@ -309,6 +303,9 @@ fn create_from_manifest_and_every_get_output() {
                 "kubectl get {name}"
             );
         }
+        // `all` is kube's category, and an example is not in it.
+        let all = kapi.kubectl(&["get", "all", "-n", "shop", "-o", "name"]);
+        assert!(!all.contains("widget"), "kubectl get all: {all}");
 
         // -o yaml of one object.
         let yaml = kapi.kubectl(&["get", "wd", "alpha", "-n", "shop", "-o", "yaml"]);

@@ -1,6 +1,6 @@
-//! Secrets, as kube-apiserver's strategy for them behaves: no `metadata.generation`;
-//! `immutable: true` freezes the data; `stringData` is folded into `data` (base64) and
-//! never stored; the Table counts data keys.
+//! Secrets, as kube-apiserver's strategy for them behaves: `type` defaults to `Opaque`;
+//! no `metadata.generation`; `immutable: true` freezes the data; `stringData` is folded
+//! into `data` (base64) and never stored; the Table counts data keys.
 
 use std::collections::BTreeMap;
 
@@ -28,6 +28,13 @@ fn fold_string_data(secret: &mut Secret) {
 }
 
 impl Hooks<Secret> for SecretHooks {
+    /// kube's `SetDefaults_Secret`.
+    fn apply_defaults(&self, secret: &mut Secret) {
+        if secret.r#type.as_deref().is_none_or(str::is_empty) {
+            secret.r#type = Some("Opaque".to_string());
+        }
+    }
+
     fn tracks_generation(&self) -> bool {
         false
     }
