@@ -203,6 +203,7 @@ pub async fn serve(
     ));
     bootstrap::ensure_namespaces(&registry).await;
     bootstrap::ensure_rbac(&registry).await;
+    bootstrap::ensure_priority_classes(&registry).await;
 
     let (stop_tx, stop_rx) = watch::channel(false);
     // Stored CRDs are served before the first request is taken.

@@ -1,5 +1,7 @@
 //! What exists from the first start: the namespaces `default`, `kube-system`,
-//! `kube-public` and `kube-node-lease`, as kube-apiserver creates them.
+//! `kube-public` and `kube-node-lease`, the bootstrap RBAC policy, and the system
+//! PriorityClasses `system-node-critical` and `system-cluster-critical`, as
+//! kube-apiserver creates them.
 
 use serde_json::json;
 
@@ -63,6 +65,35 @@ pub async fn ensure_rbac(registry: &Registry) {
             Err(e) if e.reason == "AlreadyExists" => {}
             Err(e) => {
                 tracing::warn!(kind, name = %name, error = %e, "could not create bootstrap RBAC")
+            }
+        }
+    }
+}
+
+/// Creates kube-apiserver's system PriorityClasses (`system-node-critical` and
+/// `system-cluster-critical`, kube's `AddSystemPriorityClasses` post-start hook) where
+/// they are missing; one that exists is left as it is, as kube leaves it.
+pub async fn ensure_priority_classes(registry: &Registry) {
+    let group = "scheduling.k8s.io";
+    let Some(store) = registry.get(group, "v1", "priorityclasses") else {
+        return;
+    };
+    for class in crate::hooks::SYSTEM_PRIORITY_CLASSES {
+        let pc = json!({
+            "apiVersion": format!("{group}/v1"),
+            "kind": "PriorityClass",
+            "metadata": { "name": class.name },
+            "value": class.value,
+            "description": class.description,
+        });
+        match store
+            .create(None, pc, &WriteOptions::by(crate::APISERVER_MANAGER))
+            .await
+        {
+            Ok(_) => tracing::info!(name = class.name, "created PriorityClass"),
+            Err(e) if e.reason == "AlreadyExists" => {}
+            Err(e) => {
+                tracing::warn!(name = class.name, error = %e, "could not create PriorityClass")
             }
         }
     }

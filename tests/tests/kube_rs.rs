@@ -124,8 +124,10 @@ fn discovery_from_url_and_kubeconfig() {
                         "example.kapi.dev",
                         "internal.apiserver.k8s.io",
                         "networking.k8s.io",
+                        "node.k8s.io",
                         "policy",
                         "rbac.authorization.k8s.io",
+                        "scheduling.k8s.io",
                         "storage.k8s.io",
                     ],
                     "aggregated: {aggregated}"

@@ -174,7 +174,7 @@ fn discovery_api_resources_api_versions_and_explain() {
             ],
             "{wide}"
         );
-        assert_eq!(widgets[6], "all,examples", "{wide}");
+        assert_eq!(widgets[6], "kapi-examples", "{wide}");
         assert_eq!(
             kapi.kubectl(&[
                 "api-resources",
@@ -206,8 +206,10 @@ fn discovery_api_resources_api_versions_and_explain() {
                 "example.kapi.dev/v1",
                 "internal.apiserver.k8s.io/v1alpha1",
                 "networking.k8s.io/v1",
+                "node.k8s.io/v1",
                 "policy/v1",
                 "rbac.authorization.k8s.io/v1",
+                "scheduling.k8s.io/v1",
                 "storage.k8s.io/v1",
                 "v1"
             ],

@@ -3,13 +3,15 @@
 //!
 //! - mutating: [`service_account`] (a Pod's account and its token volume), then the
 //!   mutating [`webhook`]s;
-//! - validating: RBAC's [`escalation`] prevention, then the validating [`webhook`]s, then
-//!   [`resource_quota`] last, so that a write another step refuses charges no quota.
+//! - validating: RBAC's [`escalation`] prevention, then [`priority`] (one default
+//!   PriorityClass), then the validating [`webhook`]s, then [`resource_quota`] last, so
+//!   that a write another step refuses charges no quota.
 //!
 //! NamespaceLifecycle, and the schema's validation and CEL rules, run in the registry's
 //! store, which every write passes as well.
 
 pub mod escalation;
+pub mod priority;
 pub mod resource_quota;
 pub mod service_account;
 pub mod webhook;
@@ -81,6 +83,9 @@ impl Admission for Chain {
                 new,
                 old,
             )?;
+        }
+        if let (Some(new), true) = (obj, priority::handles(request)) {
+            priority::check(&plugins.registry, request, new).await?;
         }
         if let Some(webhooks) = &plugins.webhooks {
             webhooks.validate(&self.user, request, obj, old).await?;

@@ -18,8 +18,10 @@ mod coordination;
 pub mod core;
 mod events;
 mod networking;
+mod node;
 mod policy;
 mod rbac;
+mod scheduling;
 mod storage;
 
 pub use self::core::{
@@ -38,9 +40,14 @@ pub use batch::{CronJobHooks, JobHooks};
 pub use certificates::{CertificateSigningRequestHooks, prepare_approval, validate_approval};
 pub use coordination::LeaseHooks;
 pub use events::EventHooks;
-pub use networking::{IngressHooks, NetworkPolicyHooks};
+pub use networking::{IngressClassHooks, IngressHooks, NetworkPolicyHooks};
+pub use node::RuntimeClassHooks;
 pub use policy::PodDisruptionBudgetHooks;
 pub use rbac::{ClusterRoleBindingHooks, ClusterRoleHooks, RoleBindingHooks, RoleHooks};
+pub use scheduling::{
+    HIGHEST_USER_DEFINABLE_PRIORITY, PriorityClassHooks, SYSTEM_PRIORITY_CLASSES,
+    SystemPriorityClass,
+};
 pub use storage::StorageClassHooks;
 
 use kapi_core::{ErrorList, FieldError, FieldPath};

@@ -29,6 +29,7 @@ pub use limit_range::LimitRangeHooks;
 pub use namespace::NamespaceHooks;
 pub use node::NodeHooks;
 pub use persistent_volume::PersistentVolumeHooks;
+pub(crate) use persistent_volume::quantity_value;
 pub use persistent_volume_claim::PersistentVolumeClaimHooks;
 pub use pod::PodHooks;
 pub use pod_template::PodTemplateHooks;

@@ -30,7 +30,7 @@ const ACCESS_MODES: &[&str] = &[
 
 /// The numeric value of a quantity (`10Gi`, `500M`, `1.5`, `2e3`), for comparisons;
 /// `None` when it does not parse.
-pub(super) fn quantity_value(q: &Quantity) -> Option<f64> {
+pub(crate) fn quantity_value(q: &Quantity) -> Option<f64> {
     let s = q.0.trim();
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == '-'))

@@ -1,8 +1,10 @@
-//! The networking.k8s.io API group: Ingresses ([`ingress`]) and NetworkPolicies
-//! ([`network_policy`]).
+//! The networking.k8s.io API group: Ingresses ([`ingress`]), IngressClasses
+//! ([`ingress_class`]) and NetworkPolicies ([`network_policy`]).
 
 mod ingress;
+mod ingress_class;
 mod network_policy;
 
 pub use ingress::IngressHooks;
+pub use ingress_class::IngressClassHooks;
 pub use network_policy::NetworkPolicyHooks;
