@@ -880,6 +880,11 @@ pub fn on_every_backend(scenario: impl Fn(&Kapi)) {
     }
 }
 
+/// The kubectl releases installed beside the default one, as `kubectl.1.NN`, that the
+/// cross-release suites run (`kubectl_builtins.rs` checks the list is what is
+/// installed).
+pub const KUBECTL_RELEASES: [&str; 7] = ["1.27", "1.28", "1.29", "1.30", "1.31", "1.32", "1.33"];
+
 /// The folder the default kubectl lives in, where `kubectl.1.NN` sit beside it.
 pub fn kubectl_dir() -> PathBuf {
     let out = Command::new("sh")

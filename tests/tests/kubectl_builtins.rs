@@ -25,13 +25,12 @@ use std::process::{Command, Output};
 use std::sync::Mutex;
 use std::time::Duration;
 
+// The releases tested, beside the default `kubectl` (`None`).
+use kapi_tests::KUBECTL_RELEASES as RELEASES;
 use kapi_tests::{
     Backend, KUBECTL_TIMEOUT, Kapi, LineReader, kubectl_versions, wait_output_bounded,
 };
 use serde_json::{Value, json};
-
-/// The releases tested, beside the default `kubectl` (`None`).
-const RELEASES: [&str; 7] = ["1.27", "1.28", "1.29", "1.30", "1.31", "1.32", "1.33"];
 
 /// The releases run one after the other (each starts a server and some fifty kubectl
 /// processes; the machine has few cores).

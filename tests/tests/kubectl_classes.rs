@@ -3,9 +3,8 @@
 //! created from YAML, read back as kube's Table columns, described, and deleted, in
 //! kubectl's own words.
 
+use kapi_tests::KUBECTL_RELEASES as RELEASES;
 use kapi_tests::{Backend, Kapi};
-
-const RELEASES: [&str; 7] = ["1.27", "1.28", "1.29", "1.30", "1.31", "1.32", "1.33"];
 
 /// One kind's round trip: the manifest, what `kubectl get` prints (header and row, the
 /// age left out), and lines `kubectl describe` prints.
