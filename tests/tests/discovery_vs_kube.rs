@@ -15,22 +15,8 @@ use serde_json::Value;
 
 /// The differences left, each `<group-version> <resource>: <what>`.
 const NOT_YET_SERVED: &[&str] = &[
-    "admissionregistration.k8s.io/v1 validatingadmissionpolicies/status: not served",
-    "admissionregistration.k8s.io/v1 validatingadmissionpolicies: not served",
-    "admissionregistration.k8s.io/v1 validatingadmissionpolicybindings: not served",
     // The v1 HorizontalPodAutoscaler needs conversion (issue #23).
     "autoscaling/v1: not served",
-    "discovery.k8s.io/v1: not served",
-    "flowcontrol.apiserver.k8s.io/v1: not served",
-    "networking.k8s.io/v1 ipaddresses: not served",
-    "networking.k8s.io/v1 servicecidrs/status: not served",
-    "networking.k8s.io/v1 servicecidrs: not served",
-    "storage.k8s.io/v1 csidrivers: not served",
-    "storage.k8s.io/v1 csinodes: not served",
-    "storage.k8s.io/v1 csistoragecapacities: not served",
-    "storage.k8s.io/v1 volumeattachments/status: not served",
-    "storage.k8s.io/v1 volumeattachments: not served",
-    "storage.k8s.io/v1 volumeattributesclasses: not served",
     "v1 bindings: not served",
     "v1 pods/ephemeralcontainers: not served",
     "v1 pods/eviction: not served",

@@ -8,6 +8,7 @@
 //! (the PodSpec rules, port checks, the legacy Event rules) is in `core/`, which uses no
 //! other group.
 
+mod admissionregistration;
 mod apiextensions;
 mod apiregistration;
 mod apps;
@@ -16,7 +17,9 @@ mod batch;
 mod certificates;
 mod coordination;
 pub mod core;
+mod discovery;
 mod events;
+mod flowcontrol;
 mod networking;
 mod node;
 mod policy;
@@ -30,6 +33,9 @@ pub use self::core::{
     PodTemplateHooks, ReplicationControllerHooks, ResourceQuotaHooks, SecretHooks,
     ServiceAccountHooks, ServiceHooks,
 };
+pub use admissionregistration::{
+    ValidatingAdmissionPolicyBindingHooks, ValidatingAdmissionPolicyHooks,
+};
 pub use apiextensions::CustomResourceDefinitionHooks;
 pub use apiregistration::ApiServiceHooks;
 pub use apps::{
@@ -39,8 +45,12 @@ pub use autoscaling::HorizontalPodAutoscalerHooks;
 pub use batch::{CronJobHooks, JobHooks};
 pub use certificates::{CertificateSigningRequestHooks, prepare_approval, validate_approval};
 pub use coordination::LeaseHooks;
+pub use discovery::EndpointSliceHooks;
 pub use events::EventHooks;
-pub use networking::{IngressClassHooks, IngressHooks, NetworkPolicyHooks};
+pub use flowcontrol::{FlowSchemaHooks, PriorityLevelConfigurationHooks};
+pub use networking::{
+    IngressClassHooks, IngressHooks, IpAddressHooks, NetworkPolicyHooks, ServiceCidrHooks,
+};
 pub use node::RuntimeClassHooks;
 pub use policy::PodDisruptionBudgetHooks;
 pub use rbac::{ClusterRoleBindingHooks, ClusterRoleHooks, RoleBindingHooks, RoleHooks};
@@ -48,7 +58,10 @@ pub use scheduling::{
     HIGHEST_USER_DEFINABLE_PRIORITY, PriorityClassHooks, SYSTEM_PRIORITY_CLASSES,
     SystemPriorityClass,
 };
-pub use storage::StorageClassHooks;
+pub use storage::{
+    CsiDriverHooks, CsiNodeHooks, CsiStorageCapacityHooks, StorageClassHooks,
+    VolumeAttachmentHooks, VolumeAttributesClassHooks,
+};
 
 use kapi_core::{ErrorList, FieldError, FieldPath};
 use serde_json::Value;

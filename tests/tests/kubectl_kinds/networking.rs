@@ -1,0 +1,6 @@
+//! EndpointSlice, IPAddress and ServiceCIDR.
+
+use crate::Kind;
+
+/// The round trips.
+pub const KINDS: &[Kind] = &[];
