@@ -229,9 +229,17 @@ pub async fn serve(
         kapi_kube::rbac::start(registry.clone(), stop_rx.clone());
     let (webhooks, mut webhooks_synced, webhooks_task) =
         kapi_kube::admission::webhook::start(registry.clone(), stop_rx.clone());
+    let (admission_policies, mut admission_policies_synced, admission_policies_task) =
+        kapi_kube::admission::policy::start(registry.clone(), stop_rx.clone());
     wait_synced(&mut policy_synced, "the RBAC policy").await;
-    // Writes must not slip past webhooks that are configured but not read yet.
+    // Writes must not slip past webhooks or policies that are configured but not read
+    // yet.
     wait_synced(&mut webhooks_synced, "the webhook configurations").await;
+    wait_synced(
+        &mut admission_policies_synced,
+        "the validating admission policies",
+    )
+    .await;
 
     let listener = TcpListener::bind(config.listen)
         .await
@@ -271,6 +279,7 @@ pub async fn serve(
             registry: registry.clone(),
             authorizer,
             webhooks: Some(webhooks),
+            policies: Some(admission_policies),
         }),
         create_only: kapi_kube::reviews::create_only(),
         built_in_groups: kapi_kube::controlplane::BUILT_IN_GROUPS,
@@ -307,6 +316,7 @@ pub async fn serve(
     }
     policy_task.abort();
     webhooks_task.abort();
+    admission_policies_task.abort();
     registry.close().await;
     if let Some(auditor) = &api.auditor {
         auditor.log().close();

@@ -2,6 +2,8 @@
 //! authentication (401), audit, impersonation and authorization (403), in-flight and
 //! watch limits (429), the request timeout (504).
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use http::{Request, Response, header};
 use http_body_util::{BodyExt, Full};
@@ -12,6 +14,7 @@ use kapi_auth::authz::{Attributes, Decision};
 use super::{Api, Body, create_only, error_response, read_body};
 use crate::authentication::Peer;
 use crate::authorization::request::attributes;
+use crate::registry::Admission;
 use crate::request::RequestInfo;
 use crate::status::ApiError;
 
@@ -82,6 +85,9 @@ impl Api {
                     .is_some_and(|n| n as usize <= DRAIN_LIMIT)
         };
         let timeout = self.limits.timeout_for(&info.query);
+        // Admission for this request and user, kept to read what it says besides
+        // refusing once the handler is done.
+        let checks = self.admission.clone().for_user(attrs.user.clone());
         let res = if audit.wants_request_object() || small {
             let (parts, body) = req.into_parts();
             // Within the request timeout, as the handler's own read would be.
@@ -94,13 +100,17 @@ impl Api {
                         audit.set_request_body(&bytes);
                     }
                     let req = Request::from_parts(parts, Full::new(bytes));
-                    self.timed(req, info, &attrs, timeout).await
+                    self.timed(req, info, &attrs, timeout, &checks).await
                 }
                 Err(e) => error_response(&e),
             }
         } else {
-            self.timed(req, info, &attrs, timeout).await
+            self.timed(req, info, &attrs, timeout, &checks).await
         };
+        let res = super::with_warnings(res, &checks.warnings());
+        for (key, value) in checks.audit_annotations() {
+            audit.add_annotation(&key, &value);
+        }
         if info.is_watch() {
             audit.response_started(res.status().as_u16());
             // The record completes when the watch's stream ends.
@@ -117,14 +127,14 @@ impl Api {
         info: &RequestInfo,
         attrs: &Attributes,
         timeout: std::time::Duration,
+        admission: &Arc<dyn Admission>,
     ) -> Response<Body>
     where
         B: hyper::body::Body<Data = Bytes> + Send + 'static,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        req.extensions_mut().insert(super::RequestAdmission(
-            self.admission.clone().for_user(attrs.user.clone()),
-        ));
+        req.extensions_mut()
+            .insert(super::RequestAdmission(admission.clone()));
         let serve = async {
             if let Some(front) = self.front.as_ref().filter(|f| f.claims(info)) {
                 let req = req.map(|b| b.map_err(Into::into).boxed_unsync());

@@ -79,6 +79,18 @@ pub trait Admission: Send + Sync {
         obj: Option<&serde_json::Value>,
         old: Option<&serde_json::Value>,
     ) -> Result<(), crate::status::ApiError>;
+
+    /// The `Warning` headers admission gave the request so far (taken: a second call
+    /// gives only newer ones). None by default.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The audit annotations admission gave the request so far, as (key, value);
+    /// taken like [`Admission::warnings`]. None by default.
+    fn audit_annotations(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
 }
 
 /// The admission chain a server runs (its plugins, in order): makes the checks of each

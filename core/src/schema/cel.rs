@@ -252,6 +252,20 @@ impl Expression {
             Err(e) => Err(error_text(&e)),
         }
     }
+
+    /// Evaluates the expression with each `(name, value)` bound, giving its value as
+    /// JSON: admission policies' `variables`, `messageExpression`s and audit
+    /// annotations.
+    pub fn eval_json(&self, variables: &[(&str, &Json)]) -> Result<Json, String> {
+        let mut ctx = Context::with_env(Arc::clone(&ENV));
+        for (name, value) in variables {
+            ctx.add_variable_from_value(*name, json_to_cel(value));
+        }
+        match self.program.execute(&ctx) {
+            Ok(v) => v.json().map_err(|e| e.to_string()),
+            Err(e) => Err(error_text(&e)),
+        }
+    }
 }
 
 fn compile_one(src: &str) -> Result<Program, String> {

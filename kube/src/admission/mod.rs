@@ -4,19 +4,24 @@
 //! - mutating: [`service_account`] (a Pod's account and its token volume), then the
 //!   mutating [`webhook`]s;
 //! - validating: RBAC's [`escalation`] prevention, then [`priority`] (one default
-//!   PriorityClass), then the validating [`webhook`]s, then [`resource_quota`] last, so
-//!   that a write another step refuses charges no quota.
+//!   PriorityClass), then the ValidatingAdmissionPolicies ([`policy`]), then the
+//!   validating [`webhook`]s, then [`resource_quota`] last, so that a write another
+//!   step refuses charges no quota.
+//!
+//! What the chain says besides refusing (the policies' warnings and audit annotations)
+//! is kept per request and handed to the response and the audit record.
 //!
 //! NamespaceLifecycle, and the schema's validation and CEL rules, run in the registry's
 //! store, which every write passes as well.
 
 pub mod escalation;
+pub mod policy;
 pub mod priority;
 pub mod resource_quota;
 pub mod service_account;
 pub mod webhook;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use kapi_auth::UserInfo;
 use serde_json::Value;
@@ -33,6 +38,8 @@ pub struct Plugins {
     pub authorizer: Authorizer,
     /// The admission webhooks of the stored configurations, if they are called.
     pub webhooks: Option<Arc<webhook::Webhooks>>,
+    /// The stored ValidatingAdmissionPolicies, if they are evaluated.
+    pub policies: Option<Arc<policy::Policies>>,
 }
 
 impl AdmissionChain for Plugins {
@@ -40,6 +47,7 @@ impl AdmissionChain for Plugins {
         Arc::new(Chain {
             user,
             plugins: self,
+            notes: Mutex::default(),
         })
     }
 }
@@ -47,6 +55,14 @@ impl AdmissionChain for Plugins {
 struct Chain {
     user: UserInfo,
     plugins: Arc<Plugins>,
+    /// The request's warnings and audit annotations so far.
+    notes: Mutex<policy::Notes>,
+}
+
+impl Chain {
+    fn notes(&self) -> std::sync::MutexGuard<'_, policy::Notes> {
+        self.notes.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 #[async_trait::async_trait]
@@ -87,6 +103,17 @@ impl Admission for Chain {
         if let (Some(new), true) = (obj, priority::handles(request)) {
             priority::check(&plugins.registry, request, new).await?;
         }
+        if let Some(policies) = &plugins.policies {
+            let mut notes = policy::Notes::default();
+            let verdict = policies
+                .validate(&self.user, request, obj, old, &mut notes)
+                .await;
+            let mut kept = self.notes();
+            kept.warnings.extend(notes.warnings);
+            kept.audit_annotations.extend(notes.audit_annotations);
+            drop(kept);
+            verdict?;
+        }
         if let Some(webhooks) = &plugins.webhooks {
             webhooks.validate(&self.user, request, obj, old).await?;
         }
@@ -94,5 +121,13 @@ impl Admission for Chain {
             resource_quota::charge(&plugins.registry, request).await?;
         }
         Ok(())
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        std::mem::take(&mut self.notes().warnings)
+    }
+
+    fn audit_annotations(&self) -> Vec<(String, String)> {
+        std::mem::take(&mut self.notes().audit_annotations)
     }
 }

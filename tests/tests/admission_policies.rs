@@ -1,0 +1,320 @@
+//! ValidatingAdmissionPolicies enforced end to end, as kube-apiserver enforces them:
+//! a binding's `Deny` refuses with the validation's reason and kube's message, `Warn`
+//! reaches kubectl as a warning, `Audit` and the policy's `auditAnnotations` reach the
+//! audit log; parameters by name (in the request's namespace) and by selector, with
+//! `parameterNotFoundAction`; namespace selectors and match conditions; an expression
+//! that fails under each `failurePolicy`.
+
+use std::time::{Duration, Instant};
+
+use kapi_tests::{Backend, Kapi};
+use serde_json::{Value, json};
+
+const JSON: &str = "application/json";
+const POLICIES: &str = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies";
+const BINDINGS: &str = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings";
+
+fn create(kapi: &Kapi, path: &str, body: Value) {
+    let (code, out) = kapi.request("POST", path, JSON, Some(&body));
+    assert_eq!(code, 201, "POST {path}: {out}");
+}
+
+fn namespace(kapi: &Kapi, name: &str, labels: Value) {
+    create(
+        kapi,
+        "/api/v1/namespaces",
+        json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": name, "labels": labels}}),
+    );
+}
+
+fn config_map(kapi: &Kapi, ns: &str, name: &str, labels: Value, data: Value) {
+    create(
+        kapi,
+        &format!("/api/v1/namespaces/{ns}/configmaps"),
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "labels": labels}, "data": data}),
+    );
+}
+
+fn deployment(name: &str, replicas: i64) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}})
+}
+
+/// A dry-run create of `body` until the answer's code is `code` (policies take effect
+/// once the server's informer has read them), bounded; returns the answer.
+fn until(kapi: &Kapi, path: &str, body: &Value, code: u16) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let path = format!("{path}?dryRun=All");
+    loop {
+        let (got, out) = kapi.request("POST", &path, JSON, Some(body));
+        if got == code {
+            return out;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "POST {path}: never {code}; last {got}: {out}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn deployments(ns: &str) -> String {
+    format!("/apis/apps/v1/namespaces/{ns}/deployments")
+}
+
+#[test]
+fn deny_with_params_by_name_and_by_selector() {
+    let kapi = Kapi::start(Backend::Embedded);
+    namespace(&kapi, "prod", json!({"env": "prod"}));
+    namespace(&kapi, "staging", json!({"env": "staging"}));
+    namespace(&kapi, "dev", json!({}));
+    namespace(&kapi, "params", json!({}));
+    config_map(&kapi, "prod", "limits", json!({}), json!({"max": "3"}));
+    config_map(
+        &kapi,
+        "params",
+        "loose",
+        json!({"tier": "limits"}),
+        json!({"max": "10"}),
+    );
+    config_map(
+        &kapi,
+        "params",
+        "tight",
+        json!({"tier": "limits"}),
+        json!({"max": "2"}),
+    );
+    create(
+        &kapi,
+        POLICIES,
+        json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": "replica-limit"},
+            "spec": {"paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+                "matchConstraints": {"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"],
+                    "operations": ["CREATE", "UPDATE"], "resources": ["deployments"]}]},
+                "variables": [{"name": "max", "expression": "int(params.data.max)"}],
+                "validations": [{"expression": "object.spec.replicas <= variables.max",
+                    "messageExpression": "'replicas must be no greater than ' + string(variables.max)"}]}}),
+    );
+    // By name, in the request's namespace, only where env=prod.
+    create(
+        &kapi,
+        BINDINGS,
+        json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": {"name": "prod-limit"},
+            "spec": {"policyName": "replica-limit", "validationActions": ["Deny"],
+                "paramRef": {"name": "limits", "parameterNotFoundAction": "Deny"},
+                "matchResources": {"namespaceSelector": {"matchLabels": {"env": "prod"}}}}}),
+    );
+    let denied = until(&kapi, &deployments("prod"), &deployment("big", 5), 422);
+    assert_eq!(
+        (&denied["reason"], &denied["message"]),
+        (
+            &json!("Invalid"),
+            &json!(
+                "deployments.apps \"big\" is forbidden: ValidatingAdmissionPolicy 'replica-limit' \
+                 with binding 'prod-limit' denied request: replicas must be no greater than 3"
+            )
+        ),
+        "{denied}"
+    );
+    assert_eq!(
+        denied["details"]["causes"][0]["message"],
+        json!(
+            "ValidatingAdmissionPolicy 'replica-limit' with binding 'prod-limit' denied request: \
+             replicas must be no greater than 3"
+        ),
+        "{denied}"
+    );
+    until(&kapi, &deployments("prod"), &deployment("small", 3), 201);
+    // The namespace selector leaves other namespaces alone.
+    until(&kapi, &deployments("dev"), &deployment("big", 50), 201);
+
+    // Without its parameter, `Deny` refuses everything the binding matches.
+    let (code, out) = kapi.request(
+        "DELETE",
+        "/api/v1/namespaces/prod/configmaps/limits",
+        JSON,
+        None,
+    );
+    assert_eq!(code, 200, "{out}");
+    let denied = until(&kapi, &deployments("prod"), &deployment("small", 1), 422);
+    assert!(
+        denied["message"].as_str().unwrap_or_default().ends_with(
+            "denied request: no params found for policy binding with `Deny` parameterNotFoundAction"
+        ),
+        "{denied}"
+    );
+
+    // By selector in another namespace: each parameter object is checked, the
+    // tightest refuses.
+    create(
+        &kapi,
+        BINDINGS,
+        json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": {"name": "staging-limit"},
+            "spec": {"policyName": "replica-limit", "validationActions": ["Deny"],
+                "paramRef": {"namespace": "params", "selector": {"matchLabels": {"tier": "limits"}},
+                    "parameterNotFoundAction": "Allow"},
+                "matchResources": {"namespaceSelector": {"matchLabels": {"env": "staging"}}}}}),
+    );
+    let denied = until(&kapi, &deployments("staging"), &deployment("mid", 4), 422);
+    assert!(
+        denied["message"].as_str().unwrap_or_default().ends_with(
+            "with binding 'staging-limit' denied request: replicas must be no greater than 2"
+        ),
+        "{denied}"
+    );
+    until(&kapi, &deployments("staging"), &deployment("mid", 2), 201);
+    // No parameters found under `Allow`: the binding lets everything through.
+    for name in ["loose", "tight"] {
+        let path = format!("/api/v1/namespaces/params/configmaps/{name}");
+        assert_eq!(kapi.request("DELETE", &path, JSON, None).0, 200);
+    }
+    until(&kapi, &deployments("staging"), &deployment("mid", 40), 201);
+
+    // The policies' own objects are never subject to policies.
+    let (code, out) = kapi.request("DELETE", &format!("{BINDINGS}/prod-limit"), JSON, None);
+    assert_eq!(code, 200, "{out}");
+}
+
+#[test]
+fn warn_audit_match_conditions_and_failure_policies() {
+    let files = tempfile::tempdir().unwrap();
+    let log = files.path().join("audit.log");
+    let kapi = Kapi::start_with(
+        Backend::Embedded,
+        &["--audit-log-path", log.to_str().unwrap()],
+    );
+    for (name, labels) in [
+        ("watched", json!({"policy": "watched"})),
+        ("strict", json!({"failure": "fail"})),
+        ("lenient", json!({"failure": "ignore"})),
+    ] {
+        namespace(&kapi, name, labels);
+    }
+    create(
+        &kapi,
+        POLICIES,
+        json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": "few-keys"},
+            "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                    "operations": ["CREATE"], "resources": ["configmaps"]}],
+                    "namespaceSelector": {"matchLabels": {"policy": "watched"}}},
+                "matchConditions": [{"name": "not-skipped",
+                    "expression": "!object.metadata.name.startsWith('skip-')"}],
+                "validations": [{"expression": "!has(object.data) || size(object.data) <= 2",
+                    "message": "at most two keys"}],
+                "auditAnnotations": [{"key": "keys",
+                    "valueExpression": "string(has(object.data) ? size(object.data) : 0)"}]}}),
+    );
+    create(
+        &kapi,
+        BINDINGS,
+        json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": {"name": "few-keys-warn"},
+            "spec": {"policyName": "few-keys", "validationActions": ["Warn", "Audit"]}}),
+    );
+    let three = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: NAME\n  namespace: watched\ndata:\n  a: '1'\n  b: '2'\n  c: '3'\n";
+    let warning = "Warning: Validation failed for ValidatingAdmissionPolicy 'few-keys' with \
+                   binding 'few-keys-warn': at most two keys";
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut attempt = 0;
+    loop {
+        // A new name each time: the write is let through, only warned about.
+        attempt += 1;
+        let yaml = three.replace("NAME", &format!("wide-{attempt}"));
+        let out = kapi.kubectl_version(None, &["create", "-f", "-"], Some(&yaml));
+        assert!(out.status.success(), "{out:?}");
+        if String::from_utf8_lossy(&out.stderr).contains(warning) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no warning: {out:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // A match condition that does not hold skips the policy.
+    let yaml = three.replace("NAME", "skip-me");
+    let out = kapi.kubectl_version(None, &["create", "-f", "-"], Some(&yaml));
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{out:?}");
+
+    // Audit: the failure and the policy's own annotation are in the record.
+    let uri = "/api/v1/namespaces/watched/configmaps";
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let event = loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let found = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|e| {
+                e["verb"] == "create"
+                    && e["stage"] == "ResponseComplete"
+                    && e["requestURI"]
+                        .as_str()
+                        .is_some_and(|u| u.starts_with(&uri))
+                    && e["annotations"]["few-keys/keys"].is_string()
+            });
+        if let Some(e) = found {
+            break e;
+        }
+        assert!(Instant::now() < deadline, "no audited policy:\n{text}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let annotations = &event["annotations"];
+    assert_eq!(annotations["few-keys/keys"], "3", "{event}");
+    let failures: Value = serde_json::from_str(
+        annotations["validation.policy.admission.k8s.io/validation_failure"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no validation_failure annotation: {event}")),
+    )
+    .expect("JSON");
+    assert_eq!(
+        failures,
+        json!([{"expressionIndex": 0, "message": "at most two keys",
+            "validationActions": ["Warn", "Audit"], "binding": "few-keys-warn", "policy": "few-keys"}])
+    );
+
+    // An expression that fails to evaluate: refused under Fail, let through under Ignore.
+    // Ignore's first: once Fail's refusal is seen, the informer has read both (each
+    // kind's events arrive in order).
+    for (name, failure_policy, label) in [
+        ("broken-ignore", "Ignore", "ignore"),
+        ("broken-fail", "Fail", "fail"),
+    ] {
+        create(
+            &kapi,
+            POLICIES,
+            json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+                "metadata": {"name": name},
+                "spec": {"failurePolicy": failure_policy,
+                    "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                        "operations": ["CREATE"], "resources": ["secrets"]}]},
+                    "validations": [{"expression": "object.spec.nope == 1"}]}}),
+        );
+        create(
+            &kapi,
+            BINDINGS,
+            json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+                "metadata": {"name": name},
+                "spec": {"policyName": name, "validationActions": ["Deny"],
+                    "matchResources": {"namespaceSelector": {"matchLabels": {"failure": label}}}}}),
+        );
+    }
+    let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+        "stringData": {"k": "v"}});
+    let denied = until(&kapi, "/api/v1/namespaces/strict/secrets", &secret, 422);
+    assert_eq!(
+        denied["message"],
+        json!(
+            "secrets \"s\" is forbidden: ValidatingAdmissionPolicy 'broken-fail' with binding \
+             'broken-fail' denied request: expression 'object.spec.nope == 1' resulted in error: \
+             no such key: spec"
+        ),
+        "{denied}"
+    );
+    until(&kapi, "/api/v1/namespaces/lenient/secrets", &secret, 201);
+}
