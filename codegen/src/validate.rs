@@ -32,6 +32,12 @@ pub fn extra_subresources(res: &ResourceDef) -> Vec<String> {
         .collect()
 }
 
+/// Whether `kind` is `group/version/Kind`, the group empty for core.
+fn subresource_kind_ok(kind: &str) -> bool {
+    let parts: Vec<&str> = kind.split('/').collect();
+    parts.len() == 3 && !parts[1].is_empty() && !parts[2].is_empty()
+}
+
 /// The verbs a resource's annotation lists, if it has one.
 pub fn verbs(res: &ResourceDef) -> Option<Vec<String>> {
     let v = res.crd.annotations.get(VERBS_ANNOTATION)?;
@@ -104,8 +110,11 @@ pub fn validate(resources: &[ResourceDef]) -> Vec<Diagnostic> {
         }
         for entry in extra_subresources(res) {
             let path = FieldPath::new("metadata.annotations").key(SUBRESOURCES_ANNOTATION);
-            let ok = entry.split_once('=').is_some_and(|(name, verbs)| {
-                !name.is_empty()
+            let ok = entry.split_once('=').is_some_and(|(name, rest)| {
+                // `@group/version/Kind` names what a create subresource is posted.
+                let (verbs, kind) = rest.split_once('@').unwrap_or((rest, ""));
+                (!rest.contains('@') || subresource_kind_ok(kind))
+                    && !name.is_empty()
                     && !matches!(name, "status" | "scale")
                     && name
                         .chars()
@@ -118,7 +127,7 @@ pub fn validate(resources: &[ResourceDef]) -> Vec<Diagnostic> {
                 diags.push(res.doc.diagnostic(
                     &path,
                     format!(
-                        "Invalid value: {entry:?}: must be name=verb,verb with verbs create, get, patch or update"
+                        "Invalid value: {entry:?}: must be name=verb,verb[@group/version/Kind] with verbs create, get, patch or update"
                     ),
                 ));
             }

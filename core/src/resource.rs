@@ -68,6 +68,21 @@ pub struct ExtraSubresource {
     /// `create` (a POST of another kind, like a Binding), or `get`/`update`/`patch`
     /// (a write of the object itself, like an approval).
     pub verbs: Cow<'static, [Str]>,
+    /// What a `create` subresource is posted, when that is not the core group's kind
+    /// named after it (`binding` takes a v1 `Binding`, but `pods/eviction` a policy/v1
+    /// `Eviction`): discovery lists it.
+    pub kind: Option<SubresourceKind>,
+}
+
+/// The group, version and kind of what a subresource is posted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SubresourceKind {
+    /// API group (`""` for core).
+    pub group: Str,
+    /// Version.
+    pub version: Str,
+    /// Kind.
+    pub kind: Str,
 }
 
 /// One `additionalPrinterColumns` entry.

@@ -281,7 +281,10 @@ pub async fn serve(
             webhooks: Some(webhooks),
             policies: Some(admission_policies),
         }),
-        create_only: kapi_kube::reviews::create_only(),
+        create_only: kapi_kube::reviews::create_only()
+            .into_iter()
+            .chain([kapi_kube::eviction::create_only()])
+            .collect(),
         built_in_groups: kapi_kube::controlplane::BUILT_IN_GROUPS,
         insecure: tls.is_none(),
         limits: kapi_apiserver::limits::Limits::new(security.limits.clone()),

@@ -6,8 +6,9 @@
 //! per group and kind), Service allocation ([`allocation`]), the admission plugins
 //! ([`admission`]), the controllers ([`controllers`], with [`leader_election`] picking
 //! the replica that runs them), the RBAC authorizer's policy ([`rbac`]), the objects
-//! every cluster starts with ([`bootstrap`]), the review APIs ([`reviews`]) and what
-//! particular built-ins get from the configuration ([`controlplane`]).
+//! every cluster starts with ([`bootstrap`]), the review APIs ([`reviews`]), pod
+//! [`eviction`] under disruption budgets, and what particular built-ins get from the
+//! configuration ([`controlplane`]).
 //!
 //! Everything generic is `kapi-apiserver`'s; this crate must not handle HTTP, encode
 //! or negotiate formats, or know how the server is wired and listens (the `kapi`
@@ -32,6 +33,7 @@ pub mod allocation;
 pub mod bootstrap;
 pub mod controllers;
 pub mod controlplane;
+pub mod eviction;
 pub mod generated;
 pub mod hooks;
 pub mod leader_election;

@@ -19,9 +19,7 @@ const NOT_YET_SERVED: &[&str] = &[
     "autoscaling/v1: not served",
     "v1 bindings: not served",
     "v1 pods/ephemeralcontainers: not served",
-    "v1 pods/eviction: not served",
     "v1 pods/resize: not served",
-    "v1 serviceaccounts/token: not served",
     // What kube-apiserver hands to a kubelet (or proxies to a node, pod or service):
     // kapi runs no kubelet, so these wait for a decision on what to answer.
     "v1 nodes/proxy: not served",

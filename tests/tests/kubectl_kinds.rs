@@ -17,11 +17,17 @@ mod kubectl_kinds {
 /// One kind's round trip: the manifest, what `kubectl get` prints (header and row, the
 /// age left out), and lines `kubectl describe` prints.
 pub struct Kind {
+    /// What kubectl calls it (`priorityclass.scheduling.k8s.io`).
     pub resource: &'static str,
+    /// The object's name.
     pub name: &'static str,
+    /// The manifest created.
     pub yaml: &'static str,
+    /// The header `kubectl get` prints.
     pub header: &'static [&'static str],
+    /// The row, without the age.
     pub row: &'static [&'static str],
+    /// Words `kubectl describe` prints.
     pub described: &'static [&'static str],
 }
 

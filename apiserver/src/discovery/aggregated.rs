@@ -135,12 +135,8 @@ fn resource_discovery(info: &ResourceInfo) -> Value {
         }));
     }
     for extra in info.subresources.extra.iter() {
-        let kind = super::extra_subresource_kind(info, extra);
-        let response_kind = if kind == info.kind {
-            json!({"group": info.group, "version": info.version, "kind": kind})
-        } else {
-            json!({"group": "", "version": "v1", "kind": kind})
-        };
+        let (group, version, kind) = super::extra_subresource_kind(info, extra);
+        let response_kind = json!({"group": group, "version": version, "kind": kind});
         subresources.push(json!({
             "subresource": extra.name,
             "responseKind": response_kind,

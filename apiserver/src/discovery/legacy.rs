@@ -97,13 +97,20 @@ pub fn api_resource_list(
             }));
         }
         for extra in info.subresources.extra.iter() {
-            list.push(json!({
+            let (g, v, kind) = super::extra_subresource_kind(info, extra);
+            let mut entry = json!({
                 "name": format!("{}/{}", info.plural, extra.name),
                 "singularName": "",
                 "namespaced": info.namespaced(),
-                "kind": super::extra_subresource_kind(info, extra),
+                "kind": kind,
                 "verbs": extra.verbs,
-            }));
+            });
+            // Like scale, a kind of another group-version names it.
+            if (g.as_str(), v.as_str()) != (info.group.as_ref(), info.version.as_ref()) {
+                entry["group"] = json!(g);
+                entry["version"] = json!(v);
+            }
+            list.push(entry);
         }
     }
 

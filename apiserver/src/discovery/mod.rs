@@ -39,15 +39,33 @@ const SUBRESOURCE_VERBS: [&str; 3] = ["get", "patch", "update"];
 /// The kind a subresource besides status and scale answers with: the resource's own for
 /// one written like the object (`certificatesigningrequests/approval`), the posted kind
 /// for a create-only one (`pods/binding` → `Binding`).
-fn extra_subresource_kind(info: &ResourceInfo, extra: &ExtraSubresource) -> String {
+/// The group, version and kind of an extra subresource: what a `create` one is posted
+/// (its own, or the core kind named after it: `binding` → v1 `Binding`), else the
+/// resource's own kind.
+fn extra_subresource_kind(
+    info: &ResourceInfo,
+    extra: &ExtraSubresource,
+) -> (String, String, String) {
+    if let Some(k) = &extra.kind {
+        return (
+            k.group.to_string(),
+            k.version.to_string(),
+            k.kind.to_string(),
+        );
+    }
     if extra.verbs.iter().any(|v| v == "create") {
         let mut chars = extra.name.chars();
-        chars
+        let kind = chars
             .next()
             .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
-            .unwrap_or_default()
+            .unwrap_or_default();
+        (String::new(), "v1".to_string(), kind)
     } else {
-        info.kind.to_string()
+        (
+            info.group.to_string(),
+            info.version.to_string(),
+            info.kind.to_string(),
+        )
     }
 }
 

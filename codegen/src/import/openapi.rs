@@ -31,6 +31,9 @@ pub struct Resource {
     pub subresources: BTreeSet<String>,
     /// Each subresource's verbs (`binding` → `create`).
     pub subresource_verbs: BTreeMap<String, BTreeSet<String>>,
+    /// What each subresource is posted, as (group, version, kind): `eviction` →
+    /// (`policy`, `v1`, `Eviction`).
+    pub subresource_kinds: BTreeMap<String, (String, String, String)>,
     /// The kinds of the main resource's operations (`x-kubernetes-group-version-kind`).
     pub kinds: BTreeSet<String>,
 }
@@ -143,6 +146,16 @@ impl Documents {
             _ => return false,
         };
         if let Some(sub) = p.subresource {
+            if verb == "create" {
+                let gvk = |k: &str| {
+                    op.pointer(&format!("/x-kubernetes-group-version-kind/{k}"))
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                };
+                if let (Some(g), Some(v), Some(k)) = (gvk("group"), gvk("version"), gvk("kind")) {
+                    res.subresource_kinds.insert(sub.clone(), (g, v, k));
+                }
+            }
             if !verb.is_empty() {
                 res.subresource_verbs
                     .entry(sub.clone())

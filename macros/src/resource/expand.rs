@@ -237,18 +237,30 @@ fn scale(krate: &syn::Path, attrs: &Attrs) -> TokenStream {
     }
 }
 
-/// The extra subresources, each `extra_subresource = "name=verb,verb"` one
+/// The extra subresources, each `extra_subresource = "name=verb,verb[@group/version/Kind]"` one
 /// `ExtraSubresource`, as a borrowed slice.
 fn extra_subresources(krate: &syn::Path, attrs: &Attrs) -> TokenStream {
     let cow = cow();
     let extra = attrs.extra_subresources.iter().map(|lit| {
         let value = lit.value();
-        let (name, verbs) = value.split_once('=').unwrap_or((value.as_str(), ""));
+        let (name, rest) = value.split_once('=').unwrap_or((value.as_str(), ""));
+        let (verbs, kind) = rest.split_once('@').unwrap_or((rest, ""));
         let verbs = verbs.split(',').map(str::trim).filter(|v| !v.is_empty());
+        let kind = match kind.splitn(3, '/').collect::<Vec<_>>().as_slice() {
+            [group, version, kind] => quote! {
+                ::core::option::Option::Some(#krate::resource::SubresourceKind {
+                    group: #cow(#group),
+                    version: #cow(#version),
+                    kind: #cow(#kind),
+                })
+            },
+            _ => quote!(::core::option::Option::None),
+        };
         quote! {
             #krate::resource::ExtraSubresource {
                 name: #cow(#name),
                 verbs: #cow(&[#(#cow(#verbs)),*]),
+                kind: #kind,
             }
         }
     });

@@ -163,6 +163,16 @@ impl Input<'_> {
                     ),
                 );
             }
+            let (verbs, kind) = verbs.split_once('@').unwrap_or((verbs, ""));
+            // `@group/version/Kind`, the group empty for core: `@policy/v1/Eviction`.
+            let parts: Vec<&str> = kind.split('/').collect();
+            let kind_ok = parts.len() == 3 && !parts[1].is_empty() && !parts[2].is_empty();
+            if value.contains('@') && !kind_ok {
+                cx.error_spanned_by(
+                    lit,
+                    format!("`@{kind}` is not `@group/version/Kind` (the group empty for core)"),
+                );
+            }
             let verbs: Vec<&str> = verbs.split(',').map(str::trim).collect();
             if let Some(bad) = verbs.iter().find(|v| !VERBS.contains(v)) {
                 cx.error_spanned_by(
