@@ -7,6 +7,7 @@ mod csi_driver;
 mod csi_node;
 mod csi_storage_capacity;
 mod storage_class;
+mod validation;
 mod volume_attachment;
 mod volume_attributes_class;
 
