@@ -253,9 +253,7 @@ fn warn_audit_match_conditions_and_failure_policies() {
             .find(|e| {
                 e["verb"] == "create"
                     && e["stage"] == "ResponseComplete"
-                    && e["requestURI"]
-                        .as_str()
-                        .is_some_and(|u| u.starts_with(&uri))
+                    && e["requestURI"].as_str().is_some_and(|u| u.starts_with(uri))
                     && e["annotations"]["few-keys/keys"].is_string()
             });
         if let Some(e) = found {
