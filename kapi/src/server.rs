@@ -204,6 +204,9 @@ pub async fn serve(
     bootstrap::ensure_namespaces(&registry).await;
     bootstrap::ensure_rbac(&registry).await;
     bootstrap::ensure_priority_classes(&registry).await;
+    bootstrap::ensure_flow_control(&registry).await;
+    let ranges = &config.service_ranges;
+    bootstrap::ensure_service_cidr(&registry, ranges.network, ranges.prefix_len).await;
 
     let (stop_tx, stop_rx) = watch::channel(false);
     // Stored CRDs are served before the first request is taken.

@@ -47,7 +47,10 @@ pub use certificates::{CertificateSigningRequestHooks, prepare_approval, validat
 pub use coordination::LeaseHooks;
 pub use discovery::EndpointSliceHooks;
 pub use events::EventHooks;
-pub use flowcontrol::{FlowSchemaHooks, PriorityLevelConfigurationHooks};
+pub use flowcontrol::{
+    AUTO_UPDATE_ANNOTATION, BootstrapObject, FlowSchemaHooks, PriorityLevelConfigurationHooks,
+    bootstrap_flow_schemas, bootstrap_priority_levels, same_spec,
+};
 pub use networking::{
     IngressClassHooks, IngressHooks, IpAddressHooks, NetworkPolicyHooks, ServiceCidrHooks,
 };

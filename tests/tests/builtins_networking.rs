@@ -1,0 +1,382 @@
+//! The discovery and service-networking built-ins against a real server, as
+//! `builtins_classes.rs` tests kinds (kube's defaults, messages, immutable fields and
+//! Table cells): EndpointSlice, IPAddress and ServiceCIDR, with the default ServiceCIDR
+//! `kubernetes` that kube-apiserver creates from `--service-cluster-ip-range`.
+
+use kapi_tests::{Backend, Kapi};
+use serde_json::{Value, json};
+
+#[path = "support/builtins.rs"]
+mod support;
+use support::*;
+
+const SLICES: &str = "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices";
+const IP_ADDRESSES: &str = "/apis/networking.k8s.io/v1/ipaddresses";
+const SERVICE_CIDRS: &str = "/apis/networking.k8s.io/v1/servicecidrs";
+
+fn slice(name: &str, fields: Value) -> Value {
+    let mut s = json!({
+        "apiVersion": "discovery.k8s.io/v1",
+        "kind": "EndpointSlice",
+        "metadata": {"name": name, "labels": {"kubernetes.io/service-name": "web"}},
+        "addressType": "IPv4",
+        "endpoints": [],
+    });
+    for (k, v) in fields.as_object().expect("fields") {
+        s[k] = v.clone();
+    }
+    s
+}
+
+fn ip_address(name: &str, parent: Value) -> Value {
+    json!({
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "IPAddress",
+        "metadata": {"name": name},
+        "spec": {"parentRef": parent},
+    })
+}
+
+fn service_cidr(name: &str, cidrs: Value) -> Value {
+    json!({
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "ServiceCIDR",
+        "metadata": {"name": name},
+        "spec": {"cidrs": cidrs},
+    })
+}
+
+/// `addresses` as one endpoint each.
+fn endpoints(addresses: &[&str]) -> Value {
+    addresses
+        .iter()
+        .map(|a| json!({"addresses": [a]}))
+        .collect()
+}
+
+#[test]
+fn endpoint_slices() {
+    let kapi = Kapi::start(Backend::Embedded);
+
+    // Ports get kube's defaults (name "", protocol TCP); v1 drops deprecatedTopology;
+    // the generation starts at 1.
+    let mut eps = endpoints(&["10.1.0.1", "10.1.0.2", "10.1.0.3", "10.1.0.4"]);
+    eps[0]["nodeName"] = json!("node-a");
+    eps[0]["deprecatedTopology"] = json!({"kubernetes.io/hostname": "node-a"});
+    let web = create(
+        &kapi,
+        SLICES,
+        slice(
+            "web-abc",
+            json!({
+                "endpoints": eps,
+                "ports": [{"port": 80}, {"name": "https", "port": 443, "appProtocol": "https"}],
+            }),
+        ),
+    );
+    assert_eq!(
+        web["ports"],
+        json!([
+            {"name": "", "port": 80, "protocol": "TCP"},
+            {"name": "https", "port": 443, "protocol": "TCP", "appProtocol": "https"},
+        ]),
+        "{web}"
+    );
+    assert_eq!(web["endpoints"][0].get("deprecatedTopology"), None, "{web}");
+    assert_eq!(web["endpoints"][0]["nodeName"], "node-a", "{web}");
+    assert_eq!(web["metadata"]["generation"], 1, "{web}");
+
+    // The generation follows the endpoints, ports and labels, not other metadata.
+    let path = format!("{SLICES}/web-abc");
+    let mut annotated = web.clone();
+    annotated["metadata"]["annotations"] = json!({"note": "x"});
+    let annotated = update(&kapi, &path, &annotated);
+    assert_eq!(annotated["metadata"]["generation"], 1, "{annotated}");
+    let mut relabelled = annotated.clone();
+    relabelled["metadata"]["labels"]["tier"] = json!("front");
+    let relabelled = update(&kapi, &path, &relabelled);
+    assert_eq!(relabelled["metadata"]["generation"], 2, "{relabelled}");
+    let mut moved = relabelled.clone();
+    moved["endpoints"][3]["addresses"] = json!(["10.1.0.5"]);
+    let moved = update(&kapi, &path, &moved);
+    assert_eq!(moved["metadata"]["generation"], 3, "{moved}");
+
+    // ValidateEndpointSlice, in kube's words.
+    assert_eq!(
+        invalid(
+            &kapi,
+            "POST",
+            SLICES,
+            &slice("bad", json!({"addressType": "IPv5"}))
+        ),
+        "EndpointSlice.discovery.k8s.io \"bad\" is invalid: addressType: Unsupported value: \
+         \"IPv5\": supported values: \"FQDN\", \"IPv4\", \"IPv6\""
+    );
+    let mut eps = endpoints(&["127.0.0.1", "2001:db8::1"]);
+    eps.as_array_mut()
+        .expect("endpoints")
+        .insert(0, json!({"addresses": []}));
+    assert_eq!(
+        invalid(
+            &kapi,
+            "POST",
+            SLICES,
+            &slice(
+                "bad",
+                json!({
+                    "endpoints": eps,
+                    "ports": [{"name": "http", "port": 80}, {"name": "http", "protocol": "ICMP"}],
+                })
+            )
+        ),
+        "EndpointSlice.discovery.k8s.io \"bad\" is invalid: [endpoints[0].addresses: Required \
+         value: must contain at least 1 address, endpoints[1].addresses[0]: Invalid value: \
+         \"127.0.0.1\": may not be in the loopback range (127.0.0.0/8, ::1/128), \
+         endpoints[2].addresses[0]: Invalid value: \"2001:db8::1\": must be a valid IPv4 \
+         address, ports[1].name: Duplicate value: \"http\", ports[1].protocol: Unsupported \
+         value: \"ICMP\": supported values: \"SCTP\", \"TCP\", \"UDP\"]"
+    );
+    let mut eps = endpoints(&["db.example.com", "localhost"]);
+    eps[0]["hostname"] = json!("Db");
+    assert_eq!(
+        invalid(
+            &kapi,
+            "POST",
+            SLICES,
+            &slice("bad", json!({"addressType": "FQDN", "endpoints": eps}))
+        ),
+        "EndpointSlice.discovery.k8s.io \"bad\" is invalid: [endpoints[0].hostname: Invalid \
+         value: \"Db\": a lowercase RFC 1123 label must consist of lower case alphanumeric \
+         characters or '-', and must start and end with an alphanumeric character (e.g. \
+         'my-name',  or '123-abc', regex used for validation is \
+         '[a-z0-9]([-a-z0-9]*[a-z0-9])?'), endpoints[1].addresses[0]: Invalid value: \
+         \"localhost\": should be a domain with at least two segments separated by dots]"
+    );
+
+    // addressType is immutable.
+    let mut retyped = moved.clone();
+    retyped["addressType"] = json!("IPv6");
+    retyped["endpoints"] = endpoints(&["2001:db8::1"]);
+    assert_eq!(
+        invalid(&kapi, "PUT", &path, &retyped),
+        "EndpointSlice.discovery.k8s.io \"web-abc\" is invalid: addressType: Invalid value: \
+         \"IPv6\": field is immutable"
+    );
+
+    // Table cells as kube's printEndpointSlice prints them.
+    create(&kapi, SLICES, slice("empty", json!({})));
+    assert_eq!(
+        row(
+            &kapi,
+            SLICES,
+            "web-abc",
+            &["AddressType", "Ports", "Endpoints"]
+        ),
+        vec![
+            json!("IPv4"),
+            json!("80,443"),
+            json!("10.1.0.1,10.1.0.2,10.1.0.3 + 1 more...")
+        ]
+    );
+    assert_eq!(
+        row(&kapi, SLICES, "empty", &["Ports", "Endpoints"]),
+        vec![json!("<unset>"), json!("<unset>")]
+    );
+}
+
+#[test]
+fn ip_addresses_and_service_cidrs() {
+    let kapi = Kapi::start_with(
+        Backend::Embedded,
+        &["--service-cluster-ip-range", "10.96.0.0/16"],
+    );
+
+    // The default ServiceCIDR, from the flag, Ready as kube's controller marks it.
+    let (code, default) = kapi.request("GET", &format!("{SERVICE_CIDRS}/kubernetes"), JSON, None);
+    assert_eq!(code, 200, "{default}");
+    assert_eq!(
+        default["spec"]["cidrs"],
+        json!(["10.96.0.0/16"]),
+        "{default}"
+    );
+    let ready = &default["status"]["conditions"][0];
+    assert_eq!(
+        (&ready["type"], &ready["status"], &ready["message"]),
+        (
+            &json!("Ready"),
+            &json!("True"),
+            &json!("Kubernetes default Service CIDR is ready")
+        ),
+        "{default}"
+    );
+    assert_eq!(
+        row(&kapi, SERVICE_CIDRS, "kubernetes", &["CIDRs"]),
+        vec![json!("10.96.0.0/16")]
+    );
+    ip_addresses(&kapi);
+    service_cidrs(&kapi);
+}
+
+fn ip_addresses(kapi: &Kapi) {
+    // No generation; the parent reference printed as kube's printIPAddress does.
+    let dns = json!({"group": "", "resource": "services", "namespace": "default", "name": "dns"});
+    let ip = create(kapi, IP_ADDRESSES, ip_address("10.96.0.10", dns.clone()));
+    assert_eq!(ip["metadata"].get("generation"), None, "{ip}");
+    create(kapi, IP_ADDRESSES, ip_address("2001:db8::a", dns.clone()));
+    let gateway =
+        json!({"group": "gateway.networking.k8s.io", "resource": "gateways", "name": "edge"});
+    create(kapi, IP_ADDRESSES, ip_address("10.96.0.11", gateway));
+    assert_eq!(
+        row(kapi, IP_ADDRESSES, "10.96.0.10", &["ParentRef"]),
+        vec![json!("services/default/dns")]
+    );
+    assert_eq!(
+        row(kapi, IP_ADDRESSES, "10.96.0.11", &["ParentRef"]),
+        vec![json!("gateways.gateway.networking.k8s.io/edge")]
+    );
+    assert_eq!(
+        kubectl_rows(kapi, &["get", "ipaddresses"]),
+        vec![
+            strs(&["NAME", "PARENTREF"]),
+            strs(&["10.96.0.10", "services/default/dns"]),
+            strs(&["10.96.0.11", "gateways.gateway.networking.k8s.io/edge"]),
+            strs(&["2001:db8::a", "services/default/dns"]),
+        ]
+    );
+
+    // ValidateIPAddress, in kube's words: the name is an IP address in canonical form.
+    for (name, why) in [
+        (
+            "not-an-ip",
+            "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+        ),
+        ("10.96.00.12", "must not have leading 0s"),
+        ("2001:DB8::B", "must be in canonical form (\"2001:db8::b\")"),
+    ] {
+        assert_eq!(
+            invalid(kapi, "POST", IP_ADDRESSES, &ip_address(name, dns.clone())),
+            format!(
+                "IPAddress.networking.k8s.io \"{name}\" is invalid: metadata.name: Invalid \
+                 value: \"{name}\": {why}"
+            )
+        );
+    }
+    assert_eq!(
+        invalid(
+            kapi,
+            "POST",
+            IP_ADDRESSES,
+            &ip_address(
+                "10.96.0.12",
+                json!({"resource": "", "name": "", "namespace": "a/b"})
+            )
+        ),
+        "IPAddress.networking.k8s.io \"10.96.0.12\" is invalid: [spec.parentRef.resource: \
+         Required value, spec.parentRef.name: Required value, spec.parentRef.namespace: \
+         Invalid value: \"a/b\": may not contain '/']"
+    );
+
+    // The parent reference is immutable; labels may change.
+    let path = format!("{IP_ADDRESSES}/10.96.0.10");
+    let mut labelled = ip.clone();
+    labelled["metadata"]["labels"] = json!({"team": "dns"});
+    let labelled = update(kapi, &path, &labelled);
+    let mut moved = labelled.clone();
+    moved["spec"]["parentRef"]["name"] = json!("other");
+    let message = invalid(kapi, "PUT", &path, &moved);
+    assert!(
+        message.starts_with(
+            "IPAddress.networking.k8s.io \"10.96.0.10\" is invalid: spec.parentRef: Invalid value: "
+        ) && message.ends_with(": field is immutable"),
+        "{message}"
+    );
+}
+
+fn service_cidrs(kapi: &Kapi) {
+    // No generation; a status sent on create is dropped.
+    let mut extra = service_cidr("extra", json!(["10.100.0.0/24"]));
+    let ready = json!({"conditions": [{
+        "type": "Ready", "status": "True", "reason": "Mine", "message": "",
+        "lastTransitionTime": "2024-01-01T00:00:00Z",
+    }]});
+    extra["status"] = ready.clone();
+    let extra = create(kapi, SERVICE_CIDRS, extra);
+    assert_eq!(extra["metadata"].get("generation"), None, "{extra}");
+    assert!(extra["status"]["conditions"].is_null(), "{extra}");
+
+    // ValidateServiceCIDR, in kube's words.
+    assert_eq!(
+        invalid(kapi, "POST", SERVICE_CIDRS, &service_cidr("bad", json!([]))),
+        "ServiceCIDR.networking.k8s.io \"bad\" is invalid: spec.cidrs: Required value: at \
+         least one CIDR required"
+    );
+    assert_eq!(
+        invalid(
+            kapi,
+            "POST",
+            SERVICE_CIDRS,
+            &service_cidr("bad", json!(["10.0.0.1/24", "2001:DB8::/64"]))
+        ),
+        "ServiceCIDR.networking.k8s.io \"bad\" is invalid: [spec.cidrs[0]: Invalid value: \
+         \"10.0.0.1/24\": must not have bits set beyond the prefix length, spec.cidrs[1]: \
+         Invalid value: \"2001:DB8::/64\": must be in canonical form (\"2001:db8::/64\")]"
+    );
+    let message = invalid(
+        kapi,
+        "POST",
+        SERVICE_CIDRS,
+        &service_cidr("bad", json!(["10.0.0.0/24", "10.1.0.0/24"])),
+    );
+    assert!(
+        message.ends_with(
+            ": may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and \
+             2001:db8::/64"
+        ),
+        "{message}"
+    );
+
+    // A CIDR may not change; a second one of the other family may be added.
+    let path = format!("{SERVICE_CIDRS}/extra");
+    let mut changed = extra.clone();
+    changed["spec"]["cidrs"] = json!(["10.101.0.0/24"]);
+    assert_eq!(
+        invalid(kapi, "PUT", &path, &changed),
+        "ServiceCIDR.networking.k8s.io \"extra\" is invalid: spec.cidrs[0]: Invalid value: \
+         \"10.101.0.0/24\": field is immutable"
+    );
+    let mut dual = extra.clone();
+    dual["spec"]["cidrs"] = json!(["10.100.0.0/24", "2001:db8::/64"]);
+    dual["status"] = ready.clone();
+    let dual = update(kapi, &path, &dual);
+    assert_eq!(
+        dual["spec"]["cidrs"],
+        json!(["10.100.0.0/24", "2001:db8::/64"])
+    );
+    // The main resource does not write status ...
+    assert!(dual["status"]["conditions"].is_null(), "{dual}");
+    // ... and /status writes nothing else.
+    let mut status = dual.clone();
+    status["status"] = ready;
+    status["spec"]["cidrs"] = json!(["10.102.0.0/24"]);
+    let written = update(kapi, &format!("{path}/status"), &status);
+    assert_eq!(
+        written["status"]["conditions"][0]["reason"], "Mine",
+        "{written}"
+    );
+    assert_eq!(
+        written["spec"]["cidrs"],
+        json!(["10.100.0.0/24", "2001:db8::/64"])
+    );
+    assert_eq!(
+        row(kapi, SERVICE_CIDRS, "extra", &["CIDRs"]),
+        vec![json!("10.100.0.0/24,2001:db8::/64")]
+    );
+    assert_eq!(
+        kubectl_rows(kapi, &["get", "servicecidrs"]),
+        vec![
+            strs(&["NAME", "CIDRS"]),
+            strs(&["extra", "10.100.0.0/24,2001:db8::/64"]),
+            strs(&["kubernetes", "10.96.0.0/16"]),
+        ]
+    );
+}
