@@ -286,7 +286,10 @@ pub async fn serve(
         }),
         create_only: kapi_kube::reviews::create_only()
             .into_iter()
-            .chain([kapi_kube::eviction::create_only()])
+            .chain([
+                kapi_kube::eviction::create_only(),
+                kapi_kube::bindings::create_only(),
+            ])
             .collect(),
         built_in_groups: kapi_kube::controlplane::BUILT_IN_GROUPS,
         insecure: tls.is_none(),

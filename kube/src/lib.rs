@@ -7,8 +7,8 @@
 //! ([`admission`]), the controllers ([`controllers`], with [`leader_election`] picking
 //! the replica that runs them), the RBAC authorizer's policy ([`rbac`]), the objects
 //! every cluster starts with ([`bootstrap`]), the review APIs ([`reviews`]), pod
-//! [`eviction`] under disruption budgets, and what particular built-ins get from the
-//! configuration ([`controlplane`]).
+//! [`eviction`] under disruption budgets, the core [`bindings`] collection, and what
+//! particular built-ins get from the configuration ([`controlplane`]).
 //!
 //! Everything generic is `kapi-apiserver`'s; this crate must not handle HTTP, encode
 //! or negotiate formats, or know how the server is wired and listens (the `kapi`
@@ -30,6 +30,7 @@ pub(crate) const APISERVER_MANAGER: &str = "kube-apiserver";
 
 pub mod admission;
 pub mod allocation;
+pub mod bindings;
 pub mod bootstrap;
 pub mod controllers;
 pub mod controlplane;

@@ -272,6 +272,58 @@ fn a_binding_assigns_a_pod_to_a_node_once() {
     );
 }
 
+/// The core `bindings` collection binds the pod a Binding names, as `pods/binding`.
+#[test]
+fn the_bindings_collection_binds_too() {
+    let kapi = Kapi::start(Backend::Embedded);
+    let bindings = "/api/v1/namespaces/default/bindings";
+    assert_eq!(kapi.request("POST", PODS, JSON, Some(&pod("b"))).0, 201);
+    let (code, ok) = kapi.request("POST", bindings, JSON, Some(&binding("b", "n1")));
+    assert_eq!(
+        (code, ok),
+        (
+            201,
+            json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201})
+        )
+    );
+    let (_, bound) = kapi.request("GET", &format!("{PODS}/b"), JSON, None);
+    assert_eq!(bound["spec"]["nodeName"], "n1");
+    let (code, again) = kapi.request("POST", bindings, JSON, Some(&binding("b", "n2")));
+    assert_eq!(code, 409, "{again}");
+    assert_eq!(
+        again["message"],
+        "Operation cannot be fulfilled on pods/binding \"b\": pod b is already assigned to node \"n1\""
+    );
+    let (code, missing) = kapi.request("POST", bindings, JSON, Some(&binding("nope", "n1")));
+    assert_eq!(code, 404, "{missing}");
+    let (code, unnamed) = kapi.request("POST", bindings, JSON, Some(&binding("", "n1")));
+    assert_eq!(
+        (code, &unnamed["message"]),
+        (
+            422,
+            &json!(
+                "Binding \"\" is invalid: metadata.name: Required value: name or generateName is required"
+            )
+        )
+    );
+
+    let (_, discovery) = kapi.request("GET", "/api/v1", JSON, None);
+    let entry = discovery["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "bindings")
+        .cloned();
+    assert_eq!(
+        entry.map(|e| (
+            e["kind"].clone(),
+            e["namespaced"].clone(),
+            e["verbs"].clone()
+        )),
+        Some((json!("Binding"), json!(true), json!(["create"])))
+    );
+}
+
 /// A PEM `CERTIFICATE REQUEST` block, base64 as the API carries it.
 const CSR_PEM: &str = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0KTUlJQlZqQ0J3QUlCQURBWE1SVXdFd1lEVlFRRERBeHJZWEJwTFdWNFlXMXdiR1U9Ci0tLS0tRU5EIENFUlRJRklDQVRFIFJFUVVFU1QtLS0tLQo=";
 
