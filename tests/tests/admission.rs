@@ -1,7 +1,9 @@
 //! kapi's built-in admission plugins end to end, over real HTTPS and kubectl:
-//! ServiceAccount (a Pod's account and its token volume, a missing account refused)
-//! and ResourceQuota object counts (creates over the limit refused with kube's
-//! `exceeded quota`, concurrent creates never overshoot, deletes give quota back).
+//! ServiceAccount (a Pod's account and its token volume, a missing account refused),
+//! ResourceQuota object counts (creates over the limit refused with kube's
+//! `exceeded quota`, concurrent creates never overshoot, deletes give quota back), and
+//! Priority, RuntimeClass and DefaultIngressClass (what a Pod or Ingress gets from its
+//! class, and the refusals in kube's words).
 
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
@@ -327,4 +329,200 @@ fn concurrent_creates_never_overshoot_a_quota() {
     assert_eq!(created, 5);
     let (_, list) = kapi.request("GET", "/api/v1/namespaces/race/configmaps", JSON, None);
     assert_eq!(list["items"].as_array().map(Vec::len), Some(5), "{list}");
+}
+
+/// Creates `body` at `path`; returns the answer's code and body.
+fn post(kapi: &Kapi, path: &str, body: Value) -> (u16, Value) {
+    kapi.request("POST", path, JSON, Some(&body))
+}
+
+fn created(kapi: &Kapi, path: &str, body: Value) -> Value {
+    let (code, out) = post(kapi, path, body);
+    assert_eq!(code, 201, "POST {path}: {out}");
+    out
+}
+
+fn refused(kapi: &Kapi, path: &str, body: Value, message: &str) {
+    let (code, out) = post(kapi, path, body);
+    assert_eq!(
+        (code, &out["reason"], &out["message"]),
+        (403, &json!("Forbidden"), &json!(message)),
+        "{out}"
+    );
+}
+
+fn simple_pod(name: &str, spec: Value) -> Value {
+    let mut pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
+    for (k, v) in spec.as_object().expect("spec fields") {
+        pod["spec"][k] = v.clone();
+    }
+    pod
+}
+
+#[test]
+fn priority_runtime_class_and_default_ingress_class() {
+    let kapi = Kapi::start(Backend::Embedded);
+    let pods = "/api/v1/namespaces/default/pods";
+    let classes = "/apis/scheduling.k8s.io/v1/priorityclasses";
+
+    // Priority: none without a default class; the class's value and policy otherwise.
+    let p = created(&kapi, pods, simple_pod("plain", json!({})));
+    assert_eq!(
+        (
+            &p["spec"]["priority"],
+            &p["spec"]["preemptionPolicy"],
+            p["spec"].get("priorityClassName")
+        ),
+        (&json!(0), &json!("PreemptLowerPriority"), None)
+    );
+    created(
+        &kapi,
+        classes,
+        json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+            "metadata": {"name": "high"}, "value": 1000, "preemptionPolicy": "Never"}),
+    );
+    let p = created(
+        &kapi,
+        pods,
+        simple_pod("high", json!({"priorityClassName": "high"})),
+    );
+    assert_eq!(
+        (&p["spec"]["priority"], &p["spec"]["preemptionPolicy"]),
+        (&json!(1000), &json!("Never"))
+    );
+    refused(
+        &kapi,
+        pods,
+        simple_pod("nope", json!({"priorityClassName": "nope"})),
+        "pods \"nope\" is forbidden: no PriorityClass with name nope was found",
+    );
+    refused(
+        &kapi,
+        pods,
+        simple_pod("given", json!({"priorityClassName": "high", "priority": 5})),
+        "pods \"given\" is forbidden: the integer value of priority (5) must not be provided \
+         in pod spec; priority admission controller computed 1000 from the given PriorityClass name",
+    );
+    created(
+        &kapi,
+        classes,
+        json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+            "metadata": {"name": "standard"}, "value": 100, "globalDefault": true}),
+    );
+    let p = created(&kapi, pods, simple_pod("defaulted", json!({})));
+    assert_eq!(
+        (&p["spec"]["priorityClassName"], &p["spec"]["priority"]),
+        (&json!("standard"), &json!(100))
+    );
+
+    // RuntimeClass: overhead and scheduling from the class.
+    created(
+        &kapi,
+        "/apis/node.k8s.io/v1/runtimeclasses",
+        json!({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "kata"},
+            "handler": "kata", "overhead": {"podFixed": {"cpu": "250m", "memory": "120Mi"}},
+            "scheduling": {"nodeSelector": {"sandbox": "true"},
+                "tolerations": [{"key": "sandbox", "operator": "Exists", "effect": "NoSchedule"}]}}),
+    );
+    let p = created(
+        &kapi,
+        pods,
+        simple_pod(
+            "sandboxed",
+            json!({"runtimeClassName": "kata", "nodeSelector": {"zone": "a"}}),
+        ),
+    );
+    assert_eq!(
+        p["spec"]["overhead"],
+        json!({"cpu": "250m", "memory": "120Mi"})
+    );
+    assert_eq!(
+        p["spec"]["nodeSelector"],
+        json!({"sandbox": "true", "zone": "a"})
+    );
+    let tolerations = p["spec"]["tolerations"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        tolerations
+            .contains(&json!({"key": "sandbox", "operator": "Exists", "effect": "NoSchedule"})),
+        "{p}"
+    );
+    // The same overhead written otherwise is the same overhead.
+    created(
+        &kapi,
+        pods,
+        simple_pod(
+            "same",
+            json!({"runtimeClassName": "kata",
+            "overhead": {"cpu": "0.25", "memory": "120Mi"}}),
+        ),
+    );
+    refused(
+        &kapi,
+        pods,
+        simple_pod("missing", json!({"runtimeClassName": "missing"})),
+        "pods \"missing\" is forbidden: pod rejected: RuntimeClass \"missing\" not found",
+    );
+    refused(
+        &kapi,
+        pods,
+        simple_pod(
+            "conflict",
+            json!({"runtimeClassName": "kata", "nodeSelector": {"sandbox": "false"}}),
+        ),
+        "pods \"conflict\" is forbidden: conflict: runtimeClass.scheduling.nodeSelector[sandbox] = \
+         true; pod.spec.nodeSelector[sandbox] = false",
+    );
+    refused(
+        &kapi,
+        pods,
+        simple_pod(
+            "other",
+            json!({"runtimeClassName": "kata", "overhead": {"cpu": "1"}}),
+        ),
+        "pods \"other\" is forbidden: pod rejected: Pod's Overhead doesn't match RuntimeClass's \
+         defined Overhead",
+    );
+    refused(
+        &kapi,
+        pods,
+        simple_pod("classless", json!({"overhead": {"cpu": "1"}})),
+        "pods \"classless\" is forbidden: pod rejected: Pod Overhead set without corresponding \
+         RuntimeClass defined Overhead",
+    );
+
+    // DefaultIngressClass: the newest default class, unless the Ingress names one.
+    let ingresses = "/apis/networking.k8s.io/v1/namespaces/default/ingresses";
+    let ingress = |name: &str, annotations: Value| {
+        json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+            "metadata": {"name": name, "annotations": annotations},
+            "spec": {"defaultBackend": {"service": {"name": "web", "port": {"number": 80}}}}})
+    };
+    let i = created(&kapi, ingresses, ingress("before", json!({})));
+    assert_eq!(i["spec"].get("ingressClassName"), None, "{i}");
+    for (n, name) in ["older", "newer"].iter().enumerate() {
+        if n > 0 {
+            // Creation timestamps have whole seconds.
+            std::thread::sleep(Duration::from_millis(1100));
+        }
+        created(
+            &kapi,
+            "/apis/networking.k8s.io/v1/ingressclasses",
+            json!({"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass",
+                "metadata": {"name": name,
+                    "annotations": {"ingressclass.kubernetes.io/is-default-class": "true"}},
+                "spec": {"controller": "example.com/ingress"}}),
+        );
+    }
+    let i = created(&kapi, ingresses, ingress("after", json!({})));
+    assert_eq!(i["spec"]["ingressClassName"], "newer", "{i}");
+    let i = created(
+        &kapi,
+        ingresses,
+        ingress("legacy", json!({"kubernetes.io/ingress.class": "nginx"})),
+    );
+    assert_eq!(i["spec"].get("ingressClassName"), None, "{i}");
 }

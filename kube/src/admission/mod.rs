@@ -1,8 +1,10 @@
 //! Admission: what every create, update and delete passes after it is decoded and
 //! before it is stored, knowing who asks. kube-apiserver's chain, in its order:
 //!
-//! - mutating: [`service_account`] (a Pod's account and its token volume), then the
-//!   mutating [`webhook`]s;
+//! - mutating: [`service_account`] (a Pod's account and its token volume), then
+//!   [`priority`] (a Pod's priority from its class), then [`runtime_class`] (a Pod's
+//!   overhead and scheduling from its RuntimeClass), then [`default_ingress_class`],
+//!   then the mutating [`webhook`]s;
 //! - validating: RBAC's [`escalation`] prevention, then [`priority`] (one default
 //!   PriorityClass), then the ValidatingAdmissionPolicies ([`policy`]), then the
 //!   validating [`webhook`]s, then [`resource_quota`] last, so that a write another
@@ -14,10 +16,12 @@
 //! NamespaceLifecycle, and the schema's validation and CEL rules, run in the registry's
 //! store, which every write passes as well.
 
+pub mod default_ingress_class;
 pub mod escalation;
 pub mod policy;
 pub mod priority;
 pub mod resource_quota;
+pub mod runtime_class;
 pub mod service_account;
 pub mod webhook;
 
@@ -76,6 +80,15 @@ impl Admission for Chain {
         let plugins = &self.plugins;
         if service_account::handles(request) {
             service_account::admit(&plugins.registry, request, obj).await?;
+        }
+        if priority::handles_pod(request) {
+            priority::admit_pod(&plugins.registry, request, obj, old).await?;
+        }
+        if runtime_class::handles(request) {
+            runtime_class::admit(&plugins.registry, request, obj).await?;
+        }
+        if default_ingress_class::handles(request) {
+            default_ingress_class::admit(&plugins.registry, obj).await?;
         }
         if let Some(webhooks) = &plugins.webhooks {
             webhooks.admit(&self.user, request, obj, old).await?;
