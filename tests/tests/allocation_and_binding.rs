@@ -1,6 +1,6 @@
 //! Service cluster IPs and node ports, allocated from storage so that replicas over one
-//! etcd never hand out the same value; and `pods/binding`, which assigns a pod to a node
-//! once.
+//! etcd never hand out the same value, each cluster IP held by an IPAddress object; and
+//! `pods/binding` and the `bindings` collection, which assign a pod to a node once.
 
 use std::collections::BTreeSet;
 
@@ -39,6 +39,8 @@ fn causes(status: &Value) -> Vec<String> {
         .collect()
 }
 
+const IP_ADDRESSES: &str = "/apis/networking.k8s.io/v1/ipaddresses";
+
 fn cluster_ips_and_node_ports(kapi: &Kapi) {
     let (code, a) = create(kapi, &service("a", json!({})));
     assert_eq!(code, 201, "{a}");
@@ -48,6 +50,31 @@ fn cluster_ips_and_node_ports(kapi: &Kapi) {
         .to_string();
     assert!(ip.starts_with("10.0.0."), "{ip}");
     assert_eq!(a["spec"]["clusterIPs"], json!([ip]));
+    // The address is held by an IPAddress whose parent is the Service, as kube ≥ 1.33
+    // records it.
+    let address = format!("{IP_ADDRESSES}/{ip}");
+    let (code, held) = kapi.request("GET", &address, JSON, None);
+    assert_eq!(code, 200, "{held}");
+    assert_eq!(
+        (&held["spec"]["parentRef"], &held["metadata"]["labels"]),
+        (
+            &json!({"resource": "services", "namespace": "default", "name": "a"}),
+            &json!({"ipaddress.kubernetes.io/ip-family": "IPv4",
+                "ipaddress.kubernetes.io/managed-by": "ipallocator.k8s.io"})
+        )
+    );
+    // An address someone else holds is taken.
+    let (code, other) = kapi.request(
+        "POST",
+        IP_ADDRESSES,
+        JSON,
+        Some(&json!({"apiVersion": "networking.k8s.io/v1", "kind": "IPAddress",
+            "metadata": {"name": "10.0.0.200"},
+            "spec": {"parentRef": {"resource": "services", "namespace": "default", "name": "elsewhere"}}})),
+    );
+    assert_eq!(code, 201, "{other}");
+    let (code, taken) = create(kapi, &service("c", json!({"clusterIP": "10.0.0.200"})));
+    assert_eq!(code, 422, "{taken}");
 
     // Asking for a taken IP, or one outside the range, is refused with kube's message.
     let (code, taken) = create(kapi, &service("b", json!({"clusterIP": ip})));
@@ -130,6 +157,7 @@ fn cluster_ips_and_node_ports(kapi: &Kapi) {
     // Deleting a service releases its IP and ports.
     let (code, _) = kapi.request("DELETE", &format!("{SERVICES}/a"), JSON, None);
     assert_eq!(code, 200);
+    assert_eq!(kapi.request("GET", &address, JSON, None).0, 404);
     let (code, again) = create(kapi, &service("a2", json!({"clusterIP": ip})));
     assert_eq!(code, 201, "{again}");
     let (code, _) = kapi.request("DELETE", &format!("{SERVICES}/np"), JSON, None);

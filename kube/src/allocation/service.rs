@@ -7,7 +7,16 @@
 //! chosen at a random place in the range and probed upwards, as kube-apiserver's
 //! allocators do, above the range's first few values, which are kept for Services
 //! that name theirs (kube's static subranges) and used only when the rest are taken.
-//! Deliberate differences: IPv4 only (no dual stack); no
+//!
+//! A cluster IP is held by an `IPAddress` object (networking.k8s.io/v1) named after it,
+//! whose `parentRef` is the Service, as kube ≥ 1.33's allocator records it: creating it
+//! is the reservation (a create fails when the address is taken, also by another
+//! replica over the same etcd), deleting it the release. Node ports are held by keys
+//! under `{prefix}/ranges/servicenodeports/`. Addresses that an older kapi held by keys
+//! under `{prefix}/ranges/serviceips/` stay taken until their Service is deleted.
+//!
+//! Deliberate differences: IPv4 only (no dual stack); addresses come from
+//! `--service-cluster-ip-range` alone, not from every ServiceCIDR; no
 //! `healthCheckNodePort`; a change of type on update does not allocate (kube's
 //! `BeginUpdate` does); a dry-run create allocates nothing.
 
@@ -21,7 +30,7 @@ use kapi_core::{FieldError, FieldPath};
 use kapi_storage::{ReadAt, Storage, StorageError};
 use serde_json::{Value, json};
 
-use kapi_apiserver::registry::{Lifecycle, LifecycleError};
+use kapi_apiserver::registry::{Lifecycle, LifecycleError, keys, object};
 
 /// The ranges Services are allocated from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,26 +99,79 @@ impl ServiceRanges {
     }
 }
 
-/// Reserves Service cluster IPs and node ports as keys of the storage.
+/// The label kube's allocator puts on the IPAddresses it creates, and its value.
+const MANAGED_BY: (&str, &str) = ("ipaddress.kubernetes.io/managed-by", "ipallocator.k8s.io");
+/// The label naming an IPAddress's family.
+const IP_FAMILY_LABEL: &str = "ipaddress.kubernetes.io/ip-family";
+
+/// Reserves Service cluster IPs as IPAddress objects and node ports as keys of the
+/// storage.
 pub struct ServiceAllocator {
     storage: Arc<dyn Storage>,
     /// `{prefix}/ranges/`.
     keys: String,
+    /// Where IPAddress objects are stored: `{prefix}/networking.k8s.io/ipaddresses/`.
+    addresses: String,
     ranges: ServiceRanges,
 }
 
 impl ServiceAllocator {
-    /// An allocator over `storage`, with keys under `{prefix}/ranges/`.
+    /// An allocator over `storage`, with IPAddresses where the API stores them under
+    /// `prefix` and node port keys under `{prefix}/ranges/`.
     pub fn new(storage: Arc<dyn Storage>, prefix: &str, ranges: ServiceRanges) -> Self {
         Self {
             storage,
             keys: format!("{}/ranges/", prefix.trim_end_matches('/')),
+            addresses: keys::group_resource_prefix(prefix, "networking.k8s.io", "ipaddresses"),
             ranges,
         }
     }
 
     fn ip_key(&self, ip: Ipv4Addr) -> String {
+        format!("{}{ip}", self.addresses)
+    }
+
+    /// Where an older kapi held `ip`.
+    fn legacy_ip_key(&self, ip: Ipv4Addr) -> String {
         format!("{}serviceips/{ip}", self.keys)
+    }
+
+    /// The IPAddress object that holds `ip` for the Service `owner`.
+    fn ip_address(ip: Ipv4Addr, owner: &Value) -> Value {
+        json!({
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "IPAddress",
+            "metadata": {
+                "name": ip.to_string(),
+                "uid": uuid::Uuid::new_v4().to_string(),
+                "creationTimestamp": object::now(),
+                "labels": {IP_FAMILY_LABEL: "IPv4", MANAGED_BY.0: MANAGED_BY.1},
+            },
+            // The core group is left out, as Go's omitempty leaves it.
+            "spec": {"parentRef": {
+                "resource": "services",
+                "namespace": owner["namespace"],
+                "name": owner["name"],
+            }},
+        })
+    }
+
+    /// True when `ip` was free and is now `owner`'s.
+    async fn reserve_ip(&self, ip: Ipv4Addr, owner: &Value) -> Result<bool, LifecycleError> {
+        let legacy = self
+            .storage
+            .get(&self.legacy_ip_key(ip), ReadAt::Latest)
+            .await
+            .map_err(LifecycleError::Storage)?;
+        if legacy.is_some() {
+            return Ok(false);
+        }
+        let value = Bytes::from(Self::ip_address(ip, owner).to_string());
+        match self.storage.create(&self.ip_key(ip), value).await {
+            Ok(_) => Ok(true),
+            Err(StorageError::AlreadyExists { .. }) => Ok(false),
+            Err(e) => Err(LifecycleError::Storage(e)),
+        }
     }
 
     fn port_key(&self, port: u16) -> String {
@@ -129,13 +191,22 @@ impl ServiceAllocator {
         }
     }
 
-    /// Frees `key` if `owner` holds it.
+    /// Frees `key` if `owner` holds it: an IPAddress whose parent is the Service, or a
+    /// key holding its uid.
     async fn release(&self, key: &str, owner: &Value) {
         let Ok(Some(kv)) = self.storage.get(key, ReadAt::Latest).await else {
             return;
         };
         let held: Value = serde_json::from_slice(&kv.value).unwrap_or(Value::Null);
-        if held.get("uid") == owner.get("uid") {
+        let parent = &held["spec"]["parentRef"];
+        let holds = if parent.is_object() {
+            parent["resource"] == "services"
+                && parent["namespace"] == owner["namespace"]
+                && parent["name"] == owner["name"]
+        } else {
+            held.get("uid") == owner.get("uid")
+        };
+        if holds {
             if let Err(e) = self.storage.delete(key, Some(kv.mod_revision)).await {
                 tracing::warn!(key, error = %e, "releasing a service allocation");
             }
@@ -151,9 +222,11 @@ impl ServiceAllocator {
         &self,
         (count, reserved): (u64, u64),
         nth: impl Fn(u64) -> T,
-        key: impl Fn(T) -> String,
         owner: &Value,
-    ) -> Result<Option<T>, LifecycleError> {
+    ) -> Result<Option<T>, LifecycleError>
+    where
+        T: Reservable,
+    {
         let reserved = reserved.min(count);
         for (first, len) in [(reserved, count - reserved), (0, reserved)] {
             if len == 0 {
@@ -162,7 +235,7 @@ impl ServiceAllocator {
             let start = (uuid::Uuid::new_v4().as_u128() % u128::from(len)) as u64;
             for i in 0..len {
                 let value = nth(first + (start + i) % len);
-                if self.reserve(&key(value), owner).await? {
+                if value.reserve(self, owner).await? {
                     return Ok(Some(value));
                 }
             }
@@ -179,7 +252,6 @@ impl ServiceAllocator {
         self.allocate(
             (count, static_band(size, 256, 16)),
             |n| Ipv4Addr::from(network + first + n as u32),
-            |ip| self.ip_key(ip),
             owner,
         )
         .await
@@ -189,8 +261,7 @@ impl ServiceAllocator {
         let first = *self.ranges.node_ports.start();
         let count = u64::from(self.ranges.node_ports.end() - first) + 1;
         let bands = (count, static_band(count, 128, 32));
-        self.allocate(bands, |n| first + n as u16, |p| self.port_key(p), owner)
-            .await
+        self.allocate(bands, |n| first + n as u16, owner).await
     }
 
     /// Every key `obj` holds.
@@ -204,6 +275,7 @@ impl ServiceAllocator {
         for ip in ips.iter().filter_map(Value::as_str) {
             if let Ok(ip) = ip.parse::<Ipv4Addr>() {
                 keys.push(self.ip_key(ip));
+                keys.push(self.legacy_ip_key(ip));
             }
         }
         for port in spec["ports"].as_array().into_iter().flatten() {
@@ -321,7 +393,7 @@ impl ServiceAllocator {
                         self.ranges.cidr()
                     )));
                 }
-                if !self.reserve(&self.ip_key(parsed), owner).await? {
+                if !self.reserve_ip(parsed, owner).await? {
                     return Err(invalid("provided IP is already allocated".into()));
                 }
                 reserved.push(self.ip_key(parsed));
@@ -374,6 +446,40 @@ fn static_band(size: u64, max: u64, step: u64) -> u64 {
         return 0;
     }
     (size / step).clamp(MIN, max)
+}
+
+/// What [`ServiceAllocator::allocate`] hands out: addresses and ports, each reserved its
+/// own way.
+#[async_trait]
+trait Reservable: Send + Sync {
+    /// True when the value was free and is now `owner`'s.
+    async fn reserve(
+        self,
+        allocator: &ServiceAllocator,
+        owner: &Value,
+    ) -> Result<bool, LifecycleError>;
+}
+
+#[async_trait]
+impl Reservable for Ipv4Addr {
+    async fn reserve(
+        self,
+        allocator: &ServiceAllocator,
+        owner: &Value,
+    ) -> Result<bool, LifecycleError> {
+        allocator.reserve_ip(self, owner).await
+    }
+}
+
+#[async_trait]
+impl Reservable for u16 {
+    async fn reserve(
+        self,
+        allocator: &ServiceAllocator,
+        owner: &Value,
+    ) -> Result<bool, LifecycleError> {
+        allocator.reserve(&allocator.port_key(self), owner).await
+    }
 }
 
 fn owner_of(obj: &Value) -> Value {
