@@ -173,6 +173,42 @@ async fn open_storage(config: &ServeConfig) -> Result<Arc<dyn Storage>, ServeErr
     ))
 }
 
+/// The admission chain, once the webhook configurations and admission policies are read
+/// (writes must not slip past ones configured but not read yet), and the tasks that
+/// keep them read.
+async fn start_admission(
+    registry: &Arc<Registry>,
+    authorizer: &Authorizer,
+    stop: watch::Receiver<bool>,
+) -> (
+    Arc<kapi_kube::admission::Plugins>,
+    Vec<tokio::task::JoinHandle<()>>,
+) {
+    let (webhooks, mut webhooks_synced, webhooks_task) =
+        kapi_kube::admission::webhook::start(registry.clone(), stop.clone());
+    let (policies, mut policies_synced, policies_task) =
+        kapi_kube::admission::policy::start(registry.clone(), stop);
+    wait_synced(&mut webhooks_synced, "the webhook configurations").await;
+    wait_synced(&mut policies_synced, "the validating admission policies").await;
+    let plugins = kapi_kube::admission::Plugins {
+        registry: registry.clone(),
+        authorizer: authorizer.clone(),
+        webhooks: Some(webhooks),
+        policies: Some(policies),
+    };
+    (Arc::new(plugins), vec![webhooks_task, policies_task])
+}
+
+/// What kube-apiserver creates at start: system namespaces, RBAC, PriorityClasses,
+/// flow control, the default ServiceCIDR.
+async fn ensure_bootstrap_objects(registry: &Registry, ranges: &ServiceRanges) {
+    bootstrap::ensure_namespaces(registry).await;
+    bootstrap::ensure_rbac(registry).await;
+    bootstrap::ensure_priority_classes(registry).await;
+    bootstrap::ensure_flow_control(registry).await;
+    bootstrap::ensure_service_cidr(registry, ranges.network, ranges.prefix_len).await;
+}
+
 /// Serves `resources` until `shutdown` completes.
 pub async fn serve(
     config: ServeConfig,
@@ -201,12 +237,7 @@ pub async fn serve(
         &config.prefix,
         &options,
     ));
-    bootstrap::ensure_namespaces(&registry).await;
-    bootstrap::ensure_rbac(&registry).await;
-    bootstrap::ensure_priority_classes(&registry).await;
-    bootstrap::ensure_flow_control(&registry).await;
-    let ranges = &config.service_ranges;
-    bootstrap::ensure_service_cidr(&registry, ranges.network, ranges.prefix_len).await;
+    ensure_bootstrap_objects(&registry, &config.service_ranges).await;
 
     let (stop_tx, stop_rx) = watch::channel(false);
     // Stored CRDs are served before the first request is taken.
@@ -230,19 +261,12 @@ pub async fn serve(
 
     let (policy, mut policy_synced, policy_task) =
         kapi_kube::rbac::start(registry.clone(), stop_rx.clone());
-    let (webhooks, mut webhooks_synced, webhooks_task) =
-        kapi_kube::admission::webhook::start(registry.clone(), stop_rx.clone());
-    let (admission_policies, mut admission_policies_synced, admission_policies_task) =
-        kapi_kube::admission::policy::start(registry.clone(), stop_rx.clone());
     wait_synced(&mut policy_synced, "the RBAC policy").await;
-    // Writes must not slip past webhooks or policies that are configured but not read
-    // yet.
-    wait_synced(&mut webhooks_synced, "the webhook configurations").await;
-    wait_synced(
-        &mut admission_policies_synced,
-        "the validating admission policies",
-    )
-    .await;
+    let authorizer = Authorizer {
+        policy: Some(policy),
+    };
+    let (admission, admission_tasks) =
+        start_admission(&registry, &authorizer, stop_rx.clone()).await;
 
     let listener = TcpListener::bind(config.listen)
         .await
@@ -268,22 +292,14 @@ pub async fn serve(
         }
         None => (None, None),
     };
-    let authorizer = Authorizer {
-        policy: Some(policy),
-    };
     let api = Arc::new(Api {
         documents: LiveDocuments::new(&registry, &local.to_string()),
         registry: registry.clone(),
         address: local.to_string(),
         shutdown: stop_rx,
         authenticator,
-        authorizer: authorizer.clone(),
-        admission: Arc::new(kapi_kube::admission::Plugins {
-            registry: registry.clone(),
-            authorizer,
-            webhooks: Some(webhooks),
-            policies: Some(admission_policies),
-        }),
+        authorizer,
+        admission,
         create_only: kapi_kube::reviews::create_only()
             .into_iter()
             .chain([
@@ -324,8 +340,9 @@ pub async fn serve(
         task.abort();
     }
     policy_task.abort();
-    webhooks_task.abort();
-    admission_policies_task.abort();
+    for task in admission_tasks {
+        task.abort();
+    }
     registry.close().await;
     if let Some(auditor) = &api.auditor {
         auditor.log().close();

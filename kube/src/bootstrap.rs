@@ -1,7 +1,8 @@
 //! What exists from the first start: the namespaces `default`, `kube-system`,
 //! `kube-public` and `kube-node-lease`, the bootstrap RBAC policy, the system
-//! PriorityClasses `system-node-critical` and `system-cluster-critical`, and the default
-//! ServiceCIDR `kubernetes`, as kube-apiserver creates them.
+//! PriorityClasses `system-node-critical` and `system-cluster-critical`, the default
+//! ServiceCIDR `kubernetes`, and the mandatory and suggested FlowSchemas and
+//! PriorityLevelConfigurations, as kube-apiserver creates them.
 
 use std::net::Ipv4Addr;
 

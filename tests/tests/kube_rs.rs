@@ -120,8 +120,10 @@ fn discovery_from_url_and_kubeconfig() {
                         "batch",
                         "certificates.k8s.io",
                         "coordination.k8s.io",
+                        "discovery.k8s.io",
                         "events.k8s.io",
                         "example.kapi.dev",
+                        "flowcontrol.apiserver.k8s.io",
                         "internal.apiserver.k8s.io",
                         "networking.k8s.io",
                         "node.k8s.io",
@@ -175,6 +177,7 @@ fn discovery_from_url_and_kubeconfig() {
                 assert_eq!(
                     kinds,
                     [
+                        "Binding:Namespaced",
                         "ComponentStatus:Cluster",
                         "ConfigMap:Namespaced",
                         "Endpoints:Namespaced",

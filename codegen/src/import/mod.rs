@@ -593,25 +593,7 @@ fn annotations(k: &KindConfig, res: &Resource) -> Vec<(String, Node)> {
         let mut subs = k.subresources.clone();
         subs.sort();
         subs.dedup();
-        // `name=verb,verb;name=verb`, the verbs from the paths' actions.
-        let written: Vec<String> = subs
-            .iter()
-            .map(|s| {
-                let verbs = res.subresource_verbs.get(s).cloned().unwrap_or_default();
-                let verbs: Vec<&str> = verbs.iter().map(String::as_str).collect();
-                // The posted kind, unless it is the core kind named after the subresource
-                // (`binding` → v1 Binding), which discovery assumes.
-                let kind = match res.subresource_kinds.get(s) {
-                    Some((g, v, k))
-                        if !(g.is_empty() && v == "v1" && k.eq_ignore_ascii_case(s)) =>
-                    {
-                        format!("@{g}/{v}/{k}")
-                    }
-                    _ => String::new(),
-                };
-                format!("{s}={}{kind}", verbs.join(","))
-            })
-            .collect();
+        let written: Vec<String> = subs.iter().map(|s| res.subresource_entry(s)).collect();
         annotations.push((
             SUBRESOURCES_ANNOTATION.to_string(),
             Node::str(written.join(";")),

@@ -38,6 +38,27 @@ pub struct Resource {
     pub kinds: BTreeSet<String>,
 }
 
+impl Resource {
+    /// Subresource `name` as the `kapi.dev/subresources` annotation lists it:
+    /// `name=verb,verb`, the verbs from the paths' actions, with `@group/version/Kind`
+    /// when it is posted a kind other than the core one named after it (`binding` takes
+    /// a v1 Binding, which discovery assumes; `eviction` a policy/v1 Eviction).
+    pub fn subresource_entry(&self, name: &str) -> String {
+        let verbs: Vec<&str> = self
+            .subresource_verbs
+            .get(name)
+            .map(|v| v.iter().map(String::as_str).collect())
+            .unwrap_or_default();
+        let kind = match self.subresource_kinds.get(name) {
+            Some((g, v, k)) if !(g.is_empty() && v == "v1" && k.eq_ignore_ascii_case(name)) => {
+                format!("@{g}/{v}/{k}")
+            }
+            _ => String::new(),
+        };
+        format!("{name}={}{kind}", verbs.join(","))
+    }
+}
+
 /// Every OpenAPI document read, merged.
 #[derive(Clone, Debug, Default)]
 pub struct Documents {

@@ -7,8 +7,8 @@
 //! qualified `domain/path` name, the usages known ones, the conditions consistent.
 //!
 //! Deliberate differences from kube-apiserver:
-//! - kapi has no authentication, so the requester fields stay empty (kube fills them
-//!   from the caller) and the Requestor column is empty.
+//! - The requester fields stay empty and the Requestor column with them: kube fills
+//!   them from the caller, whom kapi's strategies are not told.
 //! - The request is checked for its PEM block type only; the DER inside is not parsed
 //!   and its signature is not checked. The bad value in the message is the request as
 //!   sent (base64), where kube prints Go's `[]byte{...}`.

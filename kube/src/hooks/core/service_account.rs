@@ -1,7 +1,8 @@
 //! ServiceAccounts, as kube-apiserver's service account strategy and printer treat
-//! them: no `metadata.generation`; the Secrets column counts `secrets`. kapi issues no
-//! tokens and runs no token controller, so nothing is added to a new account (as in
-//! current kube, which no longer creates token Secrets).
+//! them: no `metadata.generation`; the Secrets column counts `secrets`. kapi runs no
+//! token controller, so nothing is added to a new account (as in current kube, which no
+//! longer creates token Secrets); bound tokens come from the `token` subresource
+//! (`crate::reviews`).
 
 use kapi_core::Hooks;
 use serde_json::Value;
