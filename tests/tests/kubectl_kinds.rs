@@ -29,6 +29,22 @@ pub struct Kind {
     pub row: &'static [&'static str],
     /// Words `kubectl describe` prints.
     pub described: &'static [&'static str],
+    /// The first kubectl minor release whose `describe` reads the kind's served version
+    /// (0: all). Older ones describe some kinds through alpha or beta versions, which
+    /// kube 1.35 does not serve by default either, and answer NotFound as against it.
+    pub describe_since: u32,
+}
+
+/// The minor version of a release (`1.31` → 31); the kubectl on PATH runs the release
+/// matching kapi's `/version`, the newest.
+fn minor(release: Option<&str>) -> u32 {
+    let newest = RELEASES[RELEASES.len() - 1];
+    let release = release.unwrap_or(newest);
+    release
+        .rsplit('.')
+        .next()
+        .and_then(|m| m.parse().ok())
+        .unwrap_or_default()
 }
 
 /// The words of each line of `text`.
@@ -58,13 +74,15 @@ fn round_trip(kapi: &Kapi, release: Option<&str>, kinds: &[Kind]) {
         row.remove(age);
         assert_eq!(row, kind.row, "kubectl {which}:\n{out}");
 
-        let out = kapi.kubectl_ok(release, &["describe", resource, name], None);
-        let described: Vec<&str> = out.split_whitespace().collect();
-        for word in kind.described.iter().flat_map(|w| w.split_whitespace()) {
-            assert!(
-                described.contains(&word),
-                "kubectl {which} describe {resource}: no {word:?} in\n{out}"
-            );
+        if minor(release) >= kind.describe_since {
+            let out = kapi.kubectl_ok(release, &["describe", resource, name], None);
+            let described: Vec<&str> = out.split_whitespace().collect();
+            for word in kind.described.iter().flat_map(|w| w.split_whitespace()) {
+                assert!(
+                    described.contains(&word),
+                    "kubectl {which} describe {resource}: no {word:?} in\n{out}"
+                );
+            }
         }
 
         let out = kapi.kubectl_ok(release, &["delete", resource, name], None);

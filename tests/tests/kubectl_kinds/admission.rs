@@ -21,6 +21,7 @@ pub const KINDS: &[Kind] = &[
             "object.spec.size <= params.max",
             "gadgets must be small",
         ],
+        describe_since: 0,
     },
     Kind {
         resource: "validatingadmissionpolicybinding.admissionregistration.k8s.io",
@@ -36,5 +37,6 @@ pub const KINDS: &[Kind] = &[
             "Validation Actions:",
             "Deny",
         ],
+        describe_since: 0,
     },
 ];

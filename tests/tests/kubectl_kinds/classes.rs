@@ -20,6 +20,7 @@ pub const KINDS: &[Kind] = &[
             "Description:",
             "For batch jobs that matter.",
         ],
+        describe_since: 0,
     },
     Kind {
         resource: "ingressclass.networking.k8s.io",
@@ -39,6 +40,7 @@ pub const KINDS: &[Kind] = &[
             "IngressParameters",
             "edge-params",
         ],
+        describe_since: 0,
     },
     Kind {
         resource: "runtimeclass.node.k8s.io",
@@ -47,5 +49,6 @@ pub const KINDS: &[Kind] = &[
         header: &["NAME", "HANDLER", "AGE"],
         row: &["gvisor", "runsc"],
         described: &["Name:", "gvisor", "Handler:", "runsc"],
+        describe_since: 0,
     },
 ];

@@ -19,6 +19,7 @@ pub const KINDS: &[Kind] = &[
         ],
         row: &["batch-jobs", "Limited", "15", "32", "4", "50"],
         described: &["Name:", "batch-jobs", "Limited", "15", "Queue", "32"],
+        describe_since: 0,
     },
     Kind {
         resource: "flowschema.flowcontrol.apiserver.k8s.io",
@@ -41,5 +42,6 @@ pub const KINDS: &[Kind] = &[
             "ByUser",
             "batch-runners",
         ],
+        describe_since: 0,
     },
 ];

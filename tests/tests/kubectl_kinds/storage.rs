@@ -1,9 +1,9 @@
-//! CSIDriver, CSINode, CSIStorageCapacity and VolumeAttachment.
+//! CSIDriver, CSINode, CSIStorageCapacity, VolumeAttachment and VolumeAttributesClass.
 //!
-//! VolumeAttributesClass is not here: kubectl 1.30 to 1.33 describe it through
-//! storage.k8s.io/v1alpha1 or v1beta1, which kube-apiserver 1.35 does not serve unless
-//! asked to (and kapi does not), so their `describe` fails against either;
-//! `builtins_storage.rs` checks its `kubectl get` columns.
+//! kubectl 1.30 to 1.33 describe a VolumeAttributesClass through storage.k8s.io/v1alpha1
+//! or v1beta1, which kube-apiserver 1.35 does not serve unless asked to (and kapi does
+//! not), so their `describe` fails against either: it is created, listed and deleted
+//! by every release, and described by none here.
 
 use crate::Kind;
 
@@ -42,6 +42,7 @@ pub const KINDS: &[Kind] = &[
             "vault",
             "Persistent",
         ],
+        describe_since: 0,
     },
     Kind {
         resource: "csinode.storage.k8s.io",
@@ -59,6 +60,7 @@ pub const KINDS: &[Kind] = &[
             "10",
             "[topology.hostpath.csi/node]",
         ],
+        describe_since: 0,
     },
     Kind {
         resource: "csistoragecapacity.storage.k8s.io",
@@ -76,6 +78,7 @@ pub const KINDS: &[Kind] = &[
             "Storage Class Name:",
             "standard",
         ],
+        describe_since: 0,
     },
     Kind {
         resource: "volumeattachment.storage.k8s.io",
@@ -93,5 +96,15 @@ pub const KINDS: &[Kind] = &[
             "Attached:",
             "false",
         ],
+        describe_since: 0,
+    },
+    Kind {
+        resource: "volumeattributesclass.storage.k8s.io",
+        name: "gold",
+        yaml: "apiVersion: storage.k8s.io/v1\nkind: VolumeAttributesClass\nmetadata:\n  name: gold\ndriverName: pd.csi.storage.gke.io\nparameters:\n  iops: \"3000\"\n",
+        header: &["NAME", "DRIVERNAME", "AGE"],
+        row: &["gold", "pd.csi.storage.gke.io"],
+        described: &["Name:", "gold"],
+        describe_since: 34,
     },
 ];
