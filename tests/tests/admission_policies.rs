@@ -3,7 +3,7 @@
 //! reaches kubectl as a warning, `Audit` and the policy's `auditAnnotations` reach the
 //! audit log; parameters by name (in the request's namespace) and by selector, with
 //! `parameterNotFoundAction`; namespace selectors and match conditions; an expression
-//! that fails under each `failurePolicy`.
+//! that fails under each `failurePolicy`, and one over its cost limit.
 
 use std::time::{Duration, Instant};
 
@@ -315,4 +315,42 @@ fn warn_audit_match_conditions_and_failure_policies() {
         "{denied}"
     );
     until(&kapi, "/api/v1/namespaces/lenient/secrets", &secret, 201);
+
+    // An expression over its cost limit fails like any other: refused under Fail.
+    namespace(&kapi, "costly", json!({"cost": "high"}));
+    create(
+        &kapi,
+        POLICIES,
+        json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": "expensive"},
+            "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                    "operations": ["CREATE"], "resources": ["configmaps"]}],
+                    "namespaceSelector": {"matchLabels": {"cost": "high"}}},
+                "validations": [{"expression": "object.data.all(k, object.data.exists(j, j == k))"}]}}),
+    );
+    create(
+        &kapi,
+        BINDINGS,
+        json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": {"name": "expensive"},
+            "spec": {"policyName": "expensive", "validationActions": ["Deny"]}}),
+    );
+    let data: serde_json::Map<String, Value> =
+        (0..1200).map(|i| (format!("k{i}"), json!("v"))).collect();
+    let wide = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "wide"},
+        "data": data});
+    let denied = until(&kapi, "/api/v1/namespaces/costly/configmaps", &wide, 422);
+    assert_eq!(
+        denied["message"],
+        json!(
+            "configmaps \"wide\" is forbidden: ValidatingAdmissionPolicy 'expensive' with binding \
+             'expensive' denied request: expression 'object.data.all(k, object.data.exists(j, j == k))' \
+             resulted in error: operation cancelled: actual cost limit exceeded"
+        ),
+        "{denied}"
+    );
+    // The same policy passes a small object.
+    let narrow = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "narrow"},
+        "data": {"a": "1", "b": "2"}});
+    until(&kapi, "/api/v1/namespaces/costly/configmaps", &narrow, 201);
 }

@@ -16,6 +16,8 @@ use cel::objects::Key;
 use cel::{Context, Env, ExecutionError, Program, Value};
 use serde_json::Value as Json;
 
+pub use super::cost::Meter;
+
 /// The environment every rule is compiled and run in, built once.
 static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| Arc::new(build_env()));
 
@@ -209,13 +211,18 @@ impl CompiledRule {
     }
 }
 
-/// A boolean CEL expression over named JSON variables, in the same environment as the
-/// schema rules: admission webhooks' `matchConditions` (`object`, `oldObject`,
-/// `request`).
+/// A CEL expression over named JSON variables, in the same environment as the schema
+/// rules: admission webhooks' `matchConditions` (`object`, `oldObject`, `request`) and
+/// admission policies' expressions.
 #[derive(Clone, Debug)]
 pub struct Expression {
     program: Arc<Program>,
+    /// Whether it has a comprehension, whose cost depends on the data.
+    comprehension: bool,
 }
+
+/// kube's error when an expression costs more than its limit.
+pub const COST_LIMIT_EXCEEDED: &str = "operation cancelled: actual cost limit exceeded";
 
 impl Expression {
     /// Compiles `src`; only the `variables` named may be referred to, so that a typo is
@@ -223,48 +230,83 @@ impl Expression {
     pub fn compile(src: &str, variables: &[&str]) -> Result<Self, String> {
         let program = compile_one(src)?;
         let refs = program.references();
+        // A comprehension's own variables (`x` of `items.all(x, ...)`) are not free.
+        let bound = super::cel_tree::bound_variables(program.expression());
         let mut unknown: Vec<&str> = refs
             .variables()
             .into_iter()
-            .filter(|v| !variables.contains(v))
+            .filter(|v| !variables.contains(v) && !bound.contains(*v))
             .collect();
         unknown.sort_unstable();
         if let Some(v) = unknown.first() {
             return Err(format!("undeclared reference to '{v}'"));
         }
         Ok(Self {
+            comprehension: super::cel_tree::has_comprehension(program.expression()),
             program: Arc::new(program),
         })
     }
 
     /// Evaluates the expression with each `(name, value)` bound; it must give a bool.
     pub fn eval_bool(&self, variables: &[(&str, &Json)]) -> Result<bool, String> {
-        let mut ctx = Context::with_env(Arc::clone(&ENV));
-        for (name, value) in variables {
-            ctx.add_variable_from_value(*name, json_to_cel(value));
-        }
-        match self.program.execute(&ctx) {
-            Ok(Value::Bool(b)) => Ok(b),
-            Ok(other) => Err(format!(
-                "expression did not evaluate to a bool but to {}",
-                other.type_of()
-            )),
-            Err(e) => Err(error_text(&e)),
-        }
+        to_bool(self.run(variables, None)?)
+    }
+
+    /// [`Expression::eval_bool`], charging its cost to `meter` first: an expression
+    /// that would take `meter` past its limit is not run, and fails with
+    /// [`COST_LIMIT_EXCEEDED`].
+    pub fn eval_bool_metered(
+        &self,
+        variables: &[(&str, &Json)],
+        meter: &mut Meter,
+    ) -> Result<bool, String> {
+        to_bool(self.run(variables, Some(meter))?)
     }
 
     /// Evaluates the expression with each `(name, value)` bound, giving its value as
     /// JSON: admission policies' `variables`, `messageExpression`s and audit
     /// annotations.
     pub fn eval_json(&self, variables: &[(&str, &Json)]) -> Result<Json, String> {
+        let v = self.run(variables, None)?;
+        v.json().map_err(|e| e.to_string())
+    }
+
+    /// [`Expression::eval_json`], charged to `meter` as [`Expression::eval_bool_metered`].
+    pub fn eval_json_metered(
+        &self,
+        variables: &[(&str, &Json)],
+        meter: &mut Meter,
+    ) -> Result<Json, String> {
+        let v = self.run(variables, Some(meter))?;
+        v.json().map_err(|e| e.to_string())
+    }
+
+    fn run(&self, variables: &[(&str, &Json)], meter: Option<&mut Meter>) -> Result<Value, String> {
         let mut ctx = Context::with_env(Arc::clone(&ENV));
         for (name, value) in variables {
             ctx.add_variable_from_value(*name, json_to_cel(value));
         }
-        match self.program.execute(&ctx) {
-            Ok(v) => v.json().map_err(|e| e.to_string()),
-            Err(e) => Err(error_text(&e)),
+        if let Some(meter) = meter {
+            // Without a comprehension an expression costs about its size, which its
+            // source bounds; with one, it is measured on the data.
+            let measured = if self.comprehension {
+                meter.measure(self.program.expression(), &ctx)
+            } else {
+                meter.charge(1)
+            };
+            measured.map_err(|_| COST_LIMIT_EXCEEDED.to_string())?;
         }
+        self.program.execute(&ctx).map_err(|e| error_text(&e))
+    }
+}
+
+fn to_bool(v: Value) -> Result<bool, String> {
+    match v {
+        Value::Bool(b) => Ok(b),
+        other => Err(format!(
+            "expression did not evaluate to a bool but to {}",
+            other.type_of()
+        )),
     }
 }
 

@@ -8,6 +8,8 @@
 //! objects ([`Schema::validate`], [`Schema::validate_update`]) with Kubernetes' messages.
 
 pub mod cel;
+mod cel_tree;
+pub mod cost;
 mod defaulting;
 pub mod definitions;
 pub mod format;

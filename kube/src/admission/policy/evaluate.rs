@@ -2,13 +2,75 @@
 //! `validating.Validator` does: `matchConditions` first (a false one skips the policy),
 //! then `variables` in order, then each of `validations`, then `auditAnnotations`.
 //!
+//! Every expression is charged to the request's [`Budget`] before it runs, as kube
+//! limits CEL: one expression may cost at most [`PER_CALL_LIMIT`] (kube's
+//! `operation cancelled: actual cost limit exceeded`), all of one request's at most
+//! [`REQUEST_BUDGET`] (then [`OUT_OF_BUDGET`]); an expression over either fails like
+//! any expression that cannot be evaluated, which `failurePolicy` decides. The cost is
+//! `kapi_core::schema::cost`'s measure of the expression on the request's data.
+//!
 //! Where kapi differs: variables are evaluated before the validations rather than when
 //! first used, so a variable that fails to evaluate is left out and an expression using
 //! it fails with `no such key`; kube reports the variable's own error then.
 
+use kapi_core::schema::cel::{COST_LIMIT_EXCEEDED, Expression, Meter};
 use serde_json::{Map, Value};
 
 use super::compiled::{Compiled, Policy};
+
+/// kube's limit on one expression's cost (`celconfig.PerCallLimit`).
+pub const PER_CALL_LIMIT: u64 = 1_000_000;
+/// kube's budget for the expressions of one request (`celconfig.RuntimeCELCostBudget`).
+pub const REQUEST_BUDGET: u64 = 10_000_000;
+/// The error of an expression past the request's budget.
+pub const OUT_OF_BUDGET: &str =
+    "validation failed due to running out of cost budget, no further validation rules will be run";
+
+/// What is left of a request's CEL budget.
+#[derive(Debug)]
+pub struct Budget {
+    left: u64,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Self::new(REQUEST_BUDGET)
+    }
+}
+
+impl Budget {
+    /// A budget of `units`.
+    pub fn new(units: u64) -> Self {
+        Self { left: units }
+    }
+
+    /// Runs `f` with a meter limited to one call's limit or what is left, whichever is
+    /// less, and takes what it spent.
+    fn run<T>(&mut self, f: impl FnOnce(&mut Meter) -> Result<T, String>) -> Result<T, String> {
+        if self.left == 0 {
+            return Err(OUT_OF_BUDGET.to_string());
+        }
+        let limit = PER_CALL_LIMIT.min(self.left);
+        let mut meter = Meter::new(limit);
+        let result = f(&mut meter);
+        self.left = self.left.saturating_sub(meter.spent());
+        match result {
+            Err(e) if e == COST_LIMIT_EXCEEDED && limit < PER_CALL_LIMIT => {
+                self.left = 0;
+                Err(OUT_OF_BUDGET.to_string())
+            }
+            other => other,
+        }
+    }
+
+    fn bool(&mut self, e: &Expression, vars: &[(&str, &Value)]) -> Result<bool, String> {
+        self.run(|m| e.eval_bool_metered(vars, m))
+    }
+
+    fn json(&mut self, e: &Expression, vars: &[(&str, &Value)]) -> Result<Value, String> {
+        self.run(|m| e.eval_json_metered(vars, m))
+    }
+}
 
 /// kube's limit on a `messageExpression`'s result (`MaxEvaluatedMessageExpressionSizeBytes`).
 const MAX_MESSAGE_BYTES: usize = 5 * 1024;
@@ -78,14 +140,14 @@ fn bindings<'a>(inputs: &Inputs<'a>, variables: &'a Value) -> [(&'static str, &'
 
 /// Evaluates `policy`; `None` when a match condition is false (the policy does not
 /// apply to this request).
-pub fn evaluate(policy: &Policy, inputs: &Inputs<'_>) -> Option<Verdict> {
+pub fn evaluate(policy: &Policy, inputs: &Inputs<'_>, budget: &mut Budget) -> Option<Verdict> {
     let none = Value::Object(Map::new());
     let mut errors = Vec::new();
     for (name, condition) in &policy.match_conditions {
         let result = condition
             .as_ref()
             .map_err(String::clone)
-            .and_then(|c| c.eval_bool(&bindings(inputs, &none)));
+            .and_then(|c| budget.bool(c, &bindings(inputs, &none)));
         match result {
             Ok(true) => {}
             Ok(false) => return None,
@@ -98,14 +160,14 @@ pub fn evaluate(policy: &Policy, inputs: &Inputs<'_>) -> Option<Verdict> {
             format!("failed to evaluate match conditions: {}", errors.join(", ")),
         ));
     }
-    let variables = variables(policy, inputs);
+    let variables = variables(policy, inputs, budget);
     let vars = bindings(inputs, &variables);
     let mut verdict = Verdict::default();
     for (index, validation) in policy.validations.iter().enumerate() {
         let source = validation.source.trim();
         let result = match &validation.expression {
-            Ok(e) => e
-                .eval_bool(&vars)
+            Ok(e) => budget
+                .bool(e, &vars)
                 .map_err(|e| format!("expression '{source}' resulted in error: {e}")),
             Err(e) => Err(e.clone()),
         };
@@ -113,7 +175,7 @@ pub fn evaluate(policy: &Policy, inputs: &Inputs<'_>) -> Option<Verdict> {
             Ok(true) => continue,
             Ok(false) => Decision {
                 deny: true,
-                message: message(validation, &vars)
+                message: message(validation, &vars, budget)
                     .unwrap_or_else(|| format!("failed expression: {source}")),
                 reason: validation.reason.clone(),
                 index,
@@ -128,7 +190,11 @@ pub fn evaluate(policy: &Policy, inputs: &Inputs<'_>) -> Option<Verdict> {
         verdict.decisions.push(decision);
     }
     for (key, expression) in &policy.audit_annotations {
-        match expression.as_ref().map_err(String::clone).map(|e| e.eval_json(&vars)) {
+        match expression
+            .as_ref()
+            .map_err(String::clone)
+            .map(|e| budget.json(e, &vars))
+        {
             Ok(Ok(Value::String(v))) => verdict
                 .audit_annotations
                 .push((format!("{}/{key}", policy.name), v)),
@@ -154,13 +220,13 @@ pub fn evaluate(policy: &Policy, inputs: &Inputs<'_>) -> Option<Verdict> {
 }
 
 /// `variables`, each evaluated with the ones before it.
-fn variables(policy: &Policy, inputs: &Inputs<'_>) -> Value {
+fn variables(policy: &Policy, inputs: &Inputs<'_>, budget: &mut Budget) -> Value {
     let mut values = Value::Object(Map::new());
     for (name, expression) in &policy.variables {
         let value = expression
             .as_ref()
             .ok()
-            .and_then(|e| e.eval_json(&bindings(inputs, &values)).ok());
+            .and_then(|e| budget.json(e, &bindings(inputs, &values)).ok());
         if let (Some(v), Some(map)) = (value, values.as_object_mut()) {
             map.insert(name.clone(), v);
         }
@@ -173,12 +239,13 @@ fn variables(policy: &Policy, inputs: &Inputs<'_>) -> Value {
 fn message(
     validation: &super::compiled::Validation,
     vars: &[(&'static str, &Value); 6],
+    budget: &mut Budget,
 ) -> Option<String> {
     let from_expression = validation
         .message_expression
         .as_ref()
         .and_then(|e: &Compiled| e.as_ref().ok())
-        .and_then(|e| e.eval_json(vars).ok())
+        .and_then(|e| budget.json(e, vars).ok())
         .and_then(|v| match v {
             Value::String(s) => Some(s.trim().to_string()),
             _ => None,
@@ -211,6 +278,7 @@ mod tests {
                 namespace_object: &null,
                 params: &params,
             },
+            &mut Budget::default(),
         )
     }
 
@@ -262,6 +330,51 @@ mod tests {
                 .starts_with("failed to evaluate match conditions: matchCondition 'broken'"),
             "{:?}",
             v.decisions
+        );
+    }
+
+    #[test]
+    fn costs_are_limited_per_expression_and_per_request() {
+        let items: Vec<Value> = (0..1200).map(|i| json!(i)).collect();
+        let object = json!({"items": items});
+        let p = policy(json!({"validations": [
+            {"expression": "object.items.all(x, object.items.exists(y, y == x))"},
+            {"expression": "object.items.all(x, x >= 0)"}]}));
+        let null = Value::Null;
+        let request = json!({});
+        let inputs = Inputs {
+            object: &object,
+            old_object: &null,
+            request: &request,
+            namespace_object: &null,
+            params: &null,
+        };
+        let v = evaluate(&p, &inputs, &mut Budget::default()).expect("matches");
+        let messages: Vec<&str> = v.decisions.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "expression 'object.items.all(x, object.items.exists(y, y == x))' resulted in \
+              error: operation cancelled: actual cost limit exceeded"
+            ]
+        );
+        // A request whose budget is spent fails its remaining expressions.
+        let small = json!({"items": (0..100).collect::<Vec<_>>()});
+        let inputs = Inputs {
+            object: &small,
+            ..inputs
+        };
+        let mut budget = Budget::new(1000);
+        let cheap = policy(json!({"validations": [
+            {"expression": "object.items.all(x, x >= 0)"},
+            {"expression": "object.items.all(x, x >= 0)"}]}));
+        let v = evaluate(&cheap, &inputs, &mut budget).expect("matches");
+        let messages: Vec<&str> = v.decisions.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [format!(
+                "expression 'object.items.all(x, x >= 0)' resulted in error: {OUT_OF_BUDGET}"
+            )]
         );
     }
 }

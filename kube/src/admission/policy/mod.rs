@@ -16,8 +16,8 @@
 //!
 //! Where kapi differs from kube-apiserver:
 //! - Expressions cannot use `authorizer` (such an expression does not compile, an error
-//!   `failurePolicy` decides), and there is no cost limit yet: an expensive expression
-//!   runs to its end.
+//!   `failurePolicy` decides). Their cost is kapi's measure (see [`evaluate`]), close to
+//!   cel-go's but not the same units.
 //! - `matchPolicy: Equivalent` matches a rule naming another served version of the
 //!   resource and evaluates the object as sent (kapi's versions of a resource differ
 //!   only in `apiVersion`).
@@ -41,7 +41,7 @@ use tokio::task::JoinHandle;
 use crate::admission::webhook::matching::{self, Target};
 use crate::admission::webhook::review::{self, Gvx, Subject};
 use compiled::{Binding, LivePolicies, MatchResources, Policy};
-use evaluate::{Decision, Inputs, Verdict};
+use evaluate::{Budget, Decision, Inputs, Verdict};
 use kapi_apiserver::registry::{AdmissionRequest, ListOptions, Registry};
 use kapi_apiserver::status::ApiError;
 
@@ -127,6 +127,7 @@ impl Policies {
         };
         let mut namespace_object = None;
         let mut denial = None;
+        let mut budget = Budget::default();
         for (policy, binding) in &snapshot.bound {
             let Some(constraints) = &policy.constraints else {
                 continue;
@@ -145,7 +146,10 @@ impl Policies {
             let ns_object = self
                 .namespace_object(&request, &mut namespace_object)
                 .await?;
-            for verdict in self.verdicts(policy, binding, &request, &ns_object).await {
+            let verdicts = self
+                .verdicts(policy, binding, &request, &ns_object, &mut budget)
+                .await;
+            for verdict in verdicts {
                 notes.audit_annotations.extend(verdict.audit_annotations);
                 for decision in verdict.decisions.into_iter().filter(|d| d.deny) {
                     act(policy, binding, decision, req, notes, &mut denial);
@@ -162,6 +166,7 @@ impl Policies {
         binding: &Binding,
         request: &Request<'_>,
         namespace_object: &Value,
+        budget: &mut Budget,
     ) -> Vec<Verdict> {
         let params = match self.params(policy, binding, request).await {
             Ok(Some(params)) => params,
@@ -202,7 +207,7 @@ impl Policies {
                     namespace_object,
                     params: p,
                 };
-                evaluate::evaluate(policy, &inputs)
+                evaluate::evaluate(policy, &inputs, budget)
             })
             .collect()
     }
