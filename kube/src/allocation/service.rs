@@ -218,15 +218,12 @@ impl ServiceAllocator {
     /// those are all taken, from the first `reserved`. That lower band is kept for
     /// values clients ask for (kube's static subranges, KEP-3070 and KEP-3668), so an
     /// address or port picked for another Service rarely takes one a manifest names.
-    async fn allocate<T: Copy>(
+    async fn allocate<T: Copy + Reservable>(
         &self,
         (count, reserved): (u64, u64),
         nth: impl Fn(u64) -> T,
         owner: &Value,
-    ) -> Result<Option<T>, LifecycleError>
-    where
-        T: Reservable,
-    {
+    ) -> Result<Option<T>, LifecycleError> {
         let reserved = reserved.min(count);
         for (first, len) in [(reserved, count - reserved), (0, reserved)] {
             if len == 0 {
