@@ -96,9 +96,19 @@ pub trait Hooks<R>: Default + Send + Sync + 'static {
     }
 
     /// Extra validation of a write to another subresource, after
-    /// [`Hooks::update_subresource`] and the usual update validation.
+    /// [`Hooks::update_subresource`] and the usual update validation (or instead of
+    /// [`Hooks::validate_update`], see [`Hooks::subresource_replaces_update_validation`]).
     fn validate_subresource_update(&self, _subresource: &str, _new: &R, _old: &R) -> ErrorList {
         ErrorList::new()
+    }
+
+    /// Whether a write to `subresource` is validated by
+    /// [`Hooks::validate_subresource_update`] alone, without [`Hooks::validate_update`]:
+    /// for subresources that exist to change what an update may not (kube's
+    /// `pods/resize` and `pods/ephemeralcontainers` strategies replace
+    /// `ValidatePodUpdate`). The schema's checks run either way.
+    fn subresource_replaces_update_validation(&self, _subresource: &str) -> bool {
+        false
     }
 
     /// Handles a POST of another kind to a subresource (`pods/binding` posts a Binding):

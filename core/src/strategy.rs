@@ -85,6 +85,15 @@ pub trait ObjectStrategy: Send + Sync + 'static {
         ErrorList::new()
     }
 
+    /// Validates a write to another subresource whole: the update's validation, then
+    /// the subresource's, or the subresource's alone where the hooks say it replaces
+    /// the update's ([`Hooks::subresource_replaces_update_validation`]).
+    fn validate_subresource_write(&self, sub: &str, new: &Value, old: &Value) -> ErrorList {
+        let mut errs = self.validate_update(new, old);
+        errs.extend(self.validate_subresource_update(sub, new, old));
+        errs
+    }
+
     /// Applies a POST to another subresource. See [`Hooks::create_on_subresource`].
     fn create_on_subresource(
         &self,
@@ -429,6 +438,19 @@ impl<R: Resource> ObjectStrategy for TypedStrategy<R> {
             (Ok(n), Ok(o)) => self.hooks.validate_subresource_update(sub, &n, &o),
             (Err(e), _) | (_, Err(e)) => vec![e],
         }
+    }
+    fn validate_subresource_write(&self, sub: &str, new: &Value, old: &Value) -> ErrorList {
+        if !self.hooks.subresource_replaces_update_validation(sub) {
+            let mut errs = self.validate_update(new, old);
+            errs.extend(self.validate_subresource_update(sub, new, old));
+            return errs;
+        }
+        let mut errs = R::schema().validate_update(new, old, &FieldPath::root());
+        errs.extend(check_immutable(self.hooks.immutable_fields(), new, old));
+        if errs.is_empty() {
+            errs.extend(self.validate_subresource_update(sub, new, old));
+        }
+        errs
     }
     fn create_on_subresource(
         &self,

@@ -17,8 +17,6 @@ use serde_json::Value;
 const NOT_YET_SERVED: &[&str] = &[
     // The v1 HorizontalPodAutoscaler needs conversion (issue #23).
     "autoscaling/v1: not served",
-    "v1 pods/ephemeralcontainers: not served",
-    "v1 pods/resize: not served",
     // What kube-apiserver hands to a kubelet (or proxies to a node, pod or service):
     // kapi runs no kubelet, so these wait for a decision on what to answer.
     "v1 nodes/proxy: not served",

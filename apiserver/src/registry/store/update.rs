@@ -108,9 +108,11 @@ impl Store {
                 self.strategy.name_rule(),
             );
             // validate_update covers everything validate checks, plus transition rules.
-            errs.extend(self.strategy.validate_update(&new, &old));
-            if let Subresource::Extra(name) = &sub {
-                errs.extend(self.strategy.validate_subresource_update(name, &new, &old));
+            match &sub {
+                Subresource::Extra(name) => {
+                    errs.extend(self.strategy.validate_subresource_write(name, &new, &old));
+                }
+                _ => errs.extend(self.strategy.validate_update(&new, &old)),
             }
             if !errs.is_empty() {
                 return Err(ApiError::invalid(&info, name, &errs));

@@ -14,6 +14,7 @@ mod persistent_volume_claim;
 mod pod;
 pub mod pod_binding;
 pub(super) mod pod_spec;
+mod pod_subresources;
 mod pod_template;
 mod replication_controller;
 mod resource_quota;

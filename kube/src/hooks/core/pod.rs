@@ -9,9 +9,10 @@
 //! - The update error `spec: Forbidden: pod updates may not change fields other
 //!   than ...` ends after the list of fields: kube appends a Go `cmp.Diff` of its
 //!   internal types, which has no equivalent here.
-//! - `spec.nodeSelector` and `spec.affinity` additions on scheduling-gated pods, and
-//!   in-place resource resize, are not allowed (kube allows them behind feature gates
-//!   and the `resize` subresource); `spec.schedulingGates` may only shrink, as in kube.
+//! - `spec.nodeSelector` and `spec.affinity` additions on scheduling-gated pods are not
+//!   allowed (kube allows them behind feature gates); `spec.schedulingGates` may only
+//!   shrink, as in kube. Ephemeral containers and in-place resize go through the
+//!   `ephemeralcontainers` and `resize` subresources ([`super::pod_subresources`]).
 //! - Of kube's admission plugins, only ServiceAccount runs (`serviceAccountName` and
 //!   the token volume, [`crate::admission::service_account`]): `priority` and the
 //!   default tolerations are not added.
@@ -29,6 +30,7 @@ use crate::generated::api::core::v1::{Container, PodSpec, PodStatus};
 use crate::generated::core::v1::Pod;
 
 use super::pod_spec::{default_pod_spec, validate_pod_spec};
+use super::pod_subresources;
 
 /// kube's message for a pod update that changes more than it may.
 pub const POD_UPDATE_FORBIDDEN: &str = "pod updates may not change fields other than \
@@ -42,7 +44,7 @@ pub struct PodHooks;
 
 /// `SetDefaults_Pod`: requests default to limits (pods only, not templates), and
 /// `enableServiceLinks` to true.
-fn default_pod(pod: &mut Pod) {
+pub(super) fn default_pod(pod: &mut Pod) {
     let Some(spec) = pod.spec.as_mut() else {
         return;
     };
@@ -62,10 +64,11 @@ fn default_pod(pod: &mut Pod) {
     }
     spec.enable_service_links.get_or_insert(true);
     default_pod_spec(spec);
+    pod_subresources::default_ephemeral_containers(spec);
 }
 
 /// A quantity's value, for comparisons (`100m`, `1Gi`, `2e3`).
-fn quantity_value(q: &Quantity) -> f64 {
+pub(super) fn quantity_value(q: &Quantity) -> f64 {
     let s = q.0.trim();
     let suffixes: [(&str, f64); 13] = [
         ("Ki", 1024f64),
@@ -96,7 +99,7 @@ fn quantity_value(q: &Quantity) -> f64 {
 }
 
 /// `qos.GetPodQOS` over the containers and init containers.
-fn qos_class(spec: &PodSpec) -> &'static str {
+pub(super) fn qos_class(spec: &PodSpec) -> &'static str {
     let mut requests: BTreeMap<&str, f64> = BTreeMap::new();
     let mut limits: BTreeMap<&str, f64> = BTreeMap::new();
     let mut guaranteed = true;
@@ -239,6 +242,19 @@ fn validate_spec_update(new: &PodSpec, old: &PodSpec) -> ErrorList {
     errs
 }
 
+/// The pod spec checks of `validatePodMetadataAndSpec`, ephemeral containers included.
+fn validate_pod(pod: &Pod) -> ErrorList {
+    let path = FieldPath::new("spec");
+    match pod.spec.as_ref() {
+        Some(spec) => {
+            let mut errs = validate_pod_spec(spec, &path);
+            errs.extend(pod_subresources::validate_ephemeral_containers(spec, &path));
+            errs
+        }
+        None => vec![FieldError::required(&path, "")],
+    }
+}
+
 impl Hooks<Pod> for PodHooks {
     fn allow_unconditional_update(&self) -> bool {
         true
@@ -270,15 +286,40 @@ impl Hooks<Pod> for PodHooks {
         });
     }
 
+    /// `pods/ephemeralcontainers` and `pods/resize` (see [`super::pod_subresources`]).
+    fn update_subresource(&self, sub: &str, new: &mut Pod, old: &Pod) -> bool {
+        pod_subresources::prepare(sub, new, old)
+    }
+
+    fn subresource_replaces_update_validation(&self, sub: &str) -> bool {
+        pod_subresources::is_partial_write(sub)
+    }
+
+    fn validate_subresource_update(&self, sub: &str, new: &Pod, old: &Pod) -> ErrorList {
+        // The pod spec checks, then the subresource's own in place of ValidatePodUpdate.
+        let mut errs = validate_pod(new);
+        errs.extend(pod_subresources::validate(sub, new, old));
+        errs
+    }
+
     fn validate(&self, pod: &Pod) -> ErrorList {
-        match pod.spec.as_ref() {
-            Some(spec) => validate_pod_spec(spec, &FieldPath::new("spec")),
-            None => vec![FieldError::required(&FieldPath::new("spec"), "")],
+        let mut errs = validate_pod(pod);
+        // Ephemeral containers are added through their subresource only.
+        let ephemeral = pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.ephemeral_containers.as_ref());
+        if ephemeral.is_some_and(|e| !e.is_empty()) {
+            errs.push(FieldError::forbidden(
+                &FieldPath::new("spec.ephemeralContainers"),
+                "cannot be set on create",
+            ));
         }
+        errs
     }
 
     fn validate_update(&self, new: &Pod, old: &Pod) -> ErrorList {
-        let mut errs = self.validate(new);
+        let mut errs = validate_pod(new);
         if let (Some(n), Some(o)) = (new.spec.as_ref(), old.spec.as_ref()) {
             errs.extend(validate_spec_update(n, o));
         }
