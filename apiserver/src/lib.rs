@@ -22,7 +22,8 @@
 //!
 //! Beside them: [`status`] (every error as a Kubernetes `Status`), [`documents`]
 //! (discovery and OpenAPI), [`presentation`] (Table and PartialObjectMetadata),
-//! [`authentication`], [`authorization`], [`limits`], [`metrics`], [`encryption`]
+//! [`authentication`], [`authorization`], [`limits`], [`flowcontrol`] (API Priority and
+//! Fairness, not yet wired), [`metrics`], [`encryption`]
 //! (encryption at rest), [`tls`], [`compactor`]. `docs/architecture.md` has the whole
 //! map.
 //!
@@ -36,6 +37,7 @@ pub mod documents;
 pub mod duration;
 pub mod encryption;
 pub mod endpoints;
+pub mod flowcontrol;
 pub mod go_json;
 pub mod limits;
 pub mod metrics;
