@@ -1,9 +1,14 @@
-//! Request limits with kube-apiserver's defaults: at most `--max-requests-inflight`
-//! reads and `--max-mutating-requests-inflight` writes at once (more get 429 with
-//! `Retry-After`), `--request-timeout` for everything but watches (504), and
-//! `--max-watches-per-user` open watches per user (429). Members of `system:masters`
-//! are exempt from the in-flight and watch limits, as kube-apiserver exempts them from
-//! max-in-flight; health checks are never limited, so probes keep answering under load.
+//! Request limits with kube-apiserver's defaults: API priority and fairness
+//! ([`crate::flowcontrol`]) when it is on, as it is by default (requests classified by
+//! the FlowSchemas, each priority level given its share of `--max-requests-inflight` +
+//! `--max-mutating-requests-inflight` seats, the rest queued fairly per flow or refused
+//! with 429 and `Retry-After`); otherwise at most `--max-requests-inflight` reads and
+//! `--max-mutating-requests-inflight` writes at once. Also `--request-timeout` for
+//! everything but watches (504) and `--max-watches-per-user` open watches per user
+//! (429). Members of `system:masters` and health checks are exempt (kube's `exempt` and
+//! `probes` FlowSchemas say so under priority and fairness), so probes keep answering
+//! under load. Watches are not held to priority levels (kube holds them only while
+//! they start).
 
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -19,6 +24,7 @@ use kapi_auth::UserInfo;
 use kapi_auth::authz::Attributes;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use crate::flowcontrol;
 use crate::response::{Body, error_response};
 use crate::status::ApiError;
 
@@ -33,6 +39,10 @@ pub struct LimitsConfig {
     pub max_requests_inflight: usize,
     /// Mutating requests in flight (kube's default 200; 0 = no limit).
     pub max_mutating_requests_inflight: usize,
+    /// API priority and fairness, which divides the two in-flight limits' sum between
+    /// priority levels (kube's `--enable-priority-and-fairness`, on by default); the
+    /// server wires it with [`Limits::with_priority_and_fairness`].
+    pub priority_and_fairness: bool,
     /// How long a request other than a watch may take (kube's default 60 s).
     pub request_timeout: Duration,
     /// Open watches per user (0 = no limit).
@@ -48,6 +58,7 @@ impl Default for LimitsConfig {
         Self {
             max_requests_inflight: 400,
             max_mutating_requests_inflight: 200,
+            priority_and_fairness: true,
             request_timeout: Duration::from_secs(60),
             max_watches_per_user: 1000,
             max_object_bytes: crate::registry::DEFAULT_MAX_OBJECT_BYTES,
@@ -62,6 +73,17 @@ pub struct Limits {
     reads: Option<Arc<Semaphore>>,
     writes: Option<Arc<Semaphore>>,
     watches: Arc<Mutex<HashMap<String, usize>>>,
+    /// Priority and fairness, when it is on (it replaces `reads` and `writes`).
+    flow: Option<Arc<flowcontrol::Controller>>,
+}
+
+/// What [`Limits::admit`] decided, with the request's FlowSchema and priority level
+/// (for kube's `X-Kubernetes-PF-*` headers) when priority and fairness classified it.
+pub struct Admitted {
+    /// The admission, or the 429.
+    pub admission: Result<Admission, ApiError>,
+    /// The classification, under priority and fairness.
+    pub flow: Option<flowcontrol::Classification>,
 }
 
 /// What a request holds while it runs: its in-flight slot or its watch count.
@@ -70,6 +92,8 @@ pub enum Admission {
     Exempt,
     /// An in-flight slot, released when the response is written.
     InFlight(OwnedSemaphorePermit),
+    /// A seat of a priority level, released when the response is written.
+    Seat(flowcontrol::Seat),
     /// A watch, counted for its user until the stream ends.
     Watch(WatchSlot),
 }
@@ -171,8 +195,26 @@ impl Limits {
             reads: semaphore(config.max_requests_inflight),
             writes: semaphore(config.max_mutating_requests_inflight),
             watches: Arc::default(),
+            flow: None,
             config,
         }
+    }
+
+    /// These limits under priority and fairness, with `controller`'s configuration
+    /// (whose server limit should be the two in-flight limits' sum).
+    pub fn with_priority_and_fairness(mut self, controller: Arc<flowcontrol::Controller>) -> Self {
+        self.flow = Some(controller);
+        self
+    }
+
+    /// The seats priority and fairness divides (`--max-requests-inflight` +
+    /// `--max-mutating-requests-inflight`), when it is on and there are limits.
+    pub fn priority_and_fairness_seats(&self) -> Option<usize> {
+        let seats = self.config.max_requests_inflight + self.config.max_mutating_requests_inflight;
+        (self.config.priority_and_fairness
+            && self.config.max_requests_inflight > 0
+            && self.config.max_mutating_requests_inflight > 0)
+            .then_some(seats)
     }
 
     /// `--request-timeout`: the longest any request but a watch may take.
@@ -204,8 +246,34 @@ impl Limits {
         }
     }
 
-    /// Admits a request or answers 429.
-    pub fn admit(&self, attrs: &Attributes, method: &Method) -> Result<Admission, ApiError> {
+    /// Admits a request, waiting in its priority level's queue under priority and
+    /// fairness for at most a quarter of `timeout`, or answers 429.
+    pub async fn admit(&self, attrs: &Attributes, method: &Method, timeout: Duration) -> Admitted {
+        let Some(flow) = self.flow.as_ref().filter(|_| attrs.verb != "watch") else {
+            return Admitted {
+                admission: self.admit_in_flight(attrs, method),
+                flow: None,
+            };
+        };
+        let class = flow.classify(&flow_attributes(attrs));
+        let admission = if class.exempt {
+            Ok(Admission::Exempt)
+        } else {
+            let now = tokio::time::Instant::now();
+            let deadline = flowcontrol::wait_deadline(now, Some(now + timeout), timeout / 4);
+            flow.admit_classified(&class, deadline)
+                .await
+                .map(Admission::Seat)
+                .map_err(|_| too_many_requests("Too many requests, please try again later."))
+        };
+        Admitted {
+            admission,
+            flow: Some(class),
+        }
+    }
+
+    /// The in-flight counters, and the watch count, without priority and fairness.
+    fn admit_in_flight(&self, attrs: &Attributes, method: &Method) -> Result<Admission, ApiError> {
         if exempt(&attrs.user) || is_health_check(attrs) {
             return Ok(Admission::Exempt);
         }
@@ -237,6 +305,43 @@ impl Limits {
             )),
         }
     }
+}
+
+/// What priority and fairness classifies a request by.
+fn flow_attributes(attrs: &Attributes) -> flowcontrol::RequestAttributes {
+    flowcontrol::RequestAttributes {
+        user: attrs.user.name.clone(),
+        groups: attrs.user.groups.clone(),
+        verb: attrs.verb.clone(),
+        resource_request: attrs.resource_request,
+        api_group: attrs.api_group.clone(),
+        resource: attrs.resource.clone(),
+        subresource: attrs.subresource.clone(),
+        namespace: attrs.namespace.clone(),
+        path: attrs.path.clone(),
+    }
+}
+
+/// kube's headers naming the FlowSchema and priority level a request was given.
+pub fn with_flow_headers(
+    mut res: http::Response<Body>,
+    flow: Option<&flowcontrol::Classification>,
+) -> http::Response<Body> {
+    let Some(class) = flow else {
+        return res;
+    };
+    for (name, uid) in [
+        ("x-kubernetes-pf-flowschema-uid", &class.flow_schema_uid),
+        (
+            "x-kubernetes-pf-prioritylevel-uid",
+            &class.priority_level_uid,
+        ),
+    ] {
+        if let Ok(v) = HeaderValue::from_str(uid) {
+            res.headers_mut().insert(name, v);
+        }
+    }
+    res
 }
 
 fn exempt(user: &UserInfo) -> bool {

@@ -107,6 +107,11 @@ struct SecurityFlags {
     /// Writes in flight at once; more get 429 (0: no limit).
     #[arg(long, default_value_t = 200)]
     max_mutating_requests_inflight: usize,
+    /// API priority and fairness: the FlowSchemas and PriorityLevelConfigurations divide
+    /// the two in-flight limits' sum between priority levels and queue each level's
+    /// excess fairly per flow (`false`: the two limits apply as they are).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    enable_priority_and_fairness: bool,
     /// How long a request other than a watch may take before it gets 504.
     #[arg(long, default_value = "60s", value_parser = kapi_apiserver::duration::parse_duration)]
     request_timeout: std::time::Duration,
@@ -266,6 +271,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
             limits: kapi_apiserver::limits::LimitsConfig {
                 max_requests_inflight: security.max_requests_inflight,
                 max_mutating_requests_inflight: security.max_mutating_requests_inflight,
+                priority_and_fairness: security.enable_priority_and_fairness,
                 request_timeout: security.request_timeout,
                 max_watches_per_user: security.max_watches_per_user,
                 max_object_bytes: security.max_object_size_bytes,

@@ -199,6 +199,28 @@ async fn start_admission(
     (Arc::new(plugins), vec![webhooks_task, policies_task])
 }
 
+/// The request limits, under priority and fairness when it is on (once the stored
+/// FlowSchemas and PriorityLevelConfigurations are read), and the task that follows
+/// them.
+async fn start_limits(
+    config: &kapi_apiserver::limits::LimitsConfig,
+    registry: &Arc<Registry>,
+    stop: watch::Receiver<bool>,
+) -> (
+    kapi_apiserver::limits::Limits,
+    Option<tokio::task::JoinHandle<()>>,
+) {
+    use kapi_apiserver::flowcontrol;
+    let limits = kapi_apiserver::limits::Limits::new(config.clone());
+    let Some(seats) = limits.priority_and_fairness_seats() else {
+        return (limits, None);
+    };
+    let controller = Arc::new(flowcontrol::Controller::new(&[], &[], seats));
+    let (mut synced, task) = flowcontrol::follow(registry.clone(), controller.clone(), stop);
+    wait_synced(&mut synced, "the flow control configuration").await;
+    (limits.with_priority_and_fairness(controller), Some(task))
+}
+
 /// What kube-apiserver creates at start: system namespaces, RBAC, PriorityClasses,
 /// flow control, the default ServiceCIDR.
 async fn ensure_bootstrap_objects(registry: &Registry, ranges: &ServiceRanges) {
@@ -265,8 +287,10 @@ pub async fn serve(
     let authorizer = Authorizer {
         policy: Some(policy),
     };
-    let (admission, admission_tasks) =
+    let (admission, mut background_tasks) =
         start_admission(&registry, &authorizer, stop_rx.clone()).await;
+    let (limits, flow_task) = start_limits(&security.limits, &registry, stop_rx.clone()).await;
+    background_tasks.extend(flow_task);
 
     let listener = TcpListener::bind(config.listen)
         .await
@@ -309,7 +333,7 @@ pub async fn serve(
             .collect(),
         built_in_groups: kapi_kube::controlplane::BUILT_IN_GROUPS,
         insecure: tls.is_none(),
-        limits: kapi_apiserver::limits::Limits::new(security.limits.clone()),
+        limits,
         auditor: auditor(security)?,
         protobuf: &kapi_kube::generated::protobuf::CATALOG,
         front: aggregator,
@@ -340,7 +364,7 @@ pub async fn serve(
         task.abort();
     }
     policy_task.abort();
-    for task in admission_tasks {
+    for task in background_tasks {
         task.abort();
     }
     registry.close().await;

@@ -647,12 +647,23 @@ impl Kapi {
             .get("retry-after")
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
+        let header = |name: &str| {
+            res.headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        let flow = (
+            header("x-kubernetes-pf-flowschema-uid"),
+            header("x-kubernetes-pf-prioritylevel-uid"),
+        );
         let body = res.into_body().read_to_string().unwrap_or_default();
         Exchange {
             code,
             warnings,
             body,
             retry_after,
+            flow,
         }
     }
 }
@@ -687,6 +698,9 @@ pub struct Exchange {
     pub body: String,
     /// The `Retry-After` header, if any.
     pub retry_after: Option<String>,
+    /// The `X-Kubernetes-PF-FlowSchema-UID` and `-PriorityLevel-UID` headers: the
+    /// FlowSchema and priority level API priority and fairness gave the request.
+    pub flow: (Option<String>, Option<String>),
 }
 
 impl Drop for Kapi {

@@ -57,10 +57,14 @@ impl Api {
                 .await;
             }
         };
-        let admission = match self.limits.admit(&attrs, req.method()) {
+        let timeout = self.limits.timeout_for(&info.query);
+        let admitted = self.limits.admit(&attrs, req.method(), timeout).await;
+        let flow = admitted.flow;
+        let admission = match admitted.admission {
             Ok(a) => a,
             Err(e) => {
                 let res = crate::limits::with_retry_after(error_response(&e));
+                let res = crate::limits::with_flow_headers(res, flow.as_ref());
                 return refuse(
                     self.limits.request_timeout(),
                     req,
@@ -84,7 +88,6 @@ impl Api {
                     .upper()
                     .is_some_and(|n| n as usize <= DRAIN_LIMIT)
         };
-        let timeout = self.limits.timeout_for(&info.query);
         // Admission for this request and user, kept to read what it says besides
         // refusing once the handler is done.
         let checks = self.admission.clone().for_user(attrs.user.clone());
@@ -108,6 +111,7 @@ impl Api {
             self.timed(req, info, &attrs, timeout, &checks).await
         };
         let res = super::with_warnings(res, &checks.warnings());
+        let res = crate::limits::with_flow_headers(res, flow.as_ref());
         for (key, value) in checks.audit_annotations() {
             audit.add_annotation(&key, &value);
         }

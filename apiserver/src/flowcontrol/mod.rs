@@ -3,20 +3,22 @@
 //! server's concurrency, and a level's requests over its share queued per flow and
 //! dispatched fairly, or rejected.
 //!
-//! Not yet in the request path: the filter chain still uses [`crate::limits`]. The
-//! wiring maps a request to [`RequestAttributes`], calls [`Controller::classify`] and
-//! [`Controller::admit_classified`] with a deadline from [`wait_deadline`], holds the
-//! [`Seat`] while the request runs, and answers a [`Rejection`] with 429.
+//! [`crate::limits`] maps a request to [`RequestAttributes`], calls
+//! [`Controller::classify`] and [`Controller::admit_classified`] with a deadline from
+//! [`wait_deadline`], holds the [`Seat`] while the request runs, and answers a
+//! [`Rejection`] with 429; [`follow`] keeps the configuration the stored objects'.
 //!
 //! - [`config`]: FlowSchemas and PriorityLevelConfigurations read from v1 JSON;
 //! - [`classify`]: which schema, level and flow a request belongs to;
 //! - [`shuffle`]: flows' hashes dealt to hands of queues;
 //! - [`queueset`]: one level's seats, queues and fair dispatch;
-//! - [`controller`]: the levels' limits and the live configuration.
+//! - [`controller`]: the levels' limits and the live configuration;
+//! - [`follow`]: the stored objects followed into the controller.
 
 pub mod classify;
 pub mod config;
 pub mod controller;
+pub mod follow;
 pub mod queueset;
 pub mod shuffle;
 
@@ -28,5 +30,6 @@ mod tests;
 pub use classify::{Classification, RequestAttributes};
 pub use config::{Config, FlowSchema, PriorityLevel};
 pub use controller::{Controller, LevelLimits, MAX_WAIT, concurrency_limits, wait_deadline};
+pub use follow::follow;
 pub use queueset::{LevelStats, Rejected, Rejection, SchemaStats, Seat};
 pub use shuffle::FlowKey;

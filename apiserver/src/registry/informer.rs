@@ -51,12 +51,15 @@ pub trait Mirror: Default + Send + 'static {
 /// The latest complete snapshot of a view.
 pub struct Live<S> {
     snapshot: RwLock<Arc<S>>,
+    /// How many snapshots were published, for whoever follows the view.
+    published: watch::Sender<u64>,
 }
 
 impl<S: Default> Default for Live<S> {
     fn default() -> Self {
         Live {
             snapshot: RwLock::new(Arc::new(S::default())),
+            published: watch::Sender::new(0),
         }
     }
 }
@@ -72,6 +75,13 @@ impl<S> Live<S> {
 
     fn publish(&self, snapshot: Arc<S>) {
         *self.snapshot.write().unwrap_or_else(|e| e.into_inner()) = snapshot;
+        self.published.send_modify(|n| *n += 1);
+    }
+
+    /// A receiver that sees each snapshot published from now on (as a count), for
+    /// work that follows the view rather than reading it per request.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.published.subscribe()
     }
 }
 

@@ -1,0 +1,188 @@
+//! API priority and fairness end to end: every answer names its FlowSchema and priority
+//! level in kube's `X-Kubernetes-PF-*` headers (kube's bootstrap `exempt` for
+//! `system:masters`, `global-default` for an ordinary user); a FlowSchema written at run
+//! time takes effect; a flood from one user into a level that rejects its excess gets
+//! 429 with `Retry-After`, while another user's requests, in their own level, are all
+//! served and nothing answers 5xx.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use kapi_tests::{Backend, Exchange, Kapi};
+use serde_json::{Value, json};
+
+const JSON: &str = "application/json";
+const CONFIGMAPS: &str = "/api/v1/namespaces/default/configmaps";
+const FLOW: &str = "/apis/flowcontrol.apiserver.k8s.io/v1";
+
+fn uid(kapi: &Kapi, path: &str) -> String {
+    let (code, obj) = kapi.request("GET", path, JSON, None);
+    assert_eq!(code, 200, "{obj}");
+    obj["metadata"]["uid"].as_str().expect("a uid").to_string()
+}
+
+fn create(kapi: &Kapi, path: &str, body: Value) {
+    let (code, out) = kapi.request("POST", path, JSON, Some(&body));
+    assert_eq!(code, 201, "POST {path}: {out}");
+}
+
+fn get_as(kapi: &Kapi, agent: &ureq::Agent, token: &str) -> Exchange {
+    kapi.exchange_as(agent, Some(token), "GET", CONFIGMAPS, JSON, None, None)
+}
+
+/// A server with the users `flooder` and `victim`, both able to edit, and 6 seats.
+fn server(files: &tempfile::TempDir) -> Kapi {
+    let tokens = files.path().join("tokens.csv");
+    std::fs::write(
+        &tokens,
+        "tok-flooder,flooder,uid-f\ntok-victim,victim,uid-v\n",
+    )
+    .unwrap();
+    let kapi = Kapi::start_with(
+        Backend::Embedded,
+        &[
+            "--token-auth-file",
+            tokens.to_str().unwrap(),
+            "--max-requests-inflight",
+            "4",
+            "--max-mutating-requests-inflight",
+            "2",
+        ],
+    );
+    create(
+        &kapi,
+        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": "users-edit"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
+            "subjects": [
+                {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "flooder"},
+                {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "victim"}]}),
+    );
+    kapi
+}
+
+/// `get` until `done` holds for its answer (bounded); returns that answer.
+fn until(get: impl Fn() -> Exchange, done: impl Fn(&Exchange) -> bool, what: &str) -> Exchange {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let res = get();
+        if done(&res) {
+            return res;
+        }
+        assert!(Instant::now() < deadline, "{what}: last {res:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn flows_are_named_and_a_flood_does_not_reach_another_level() {
+    let files = tempfile::tempdir().unwrap();
+    let kapi = Arc::new(server(&files));
+    let agent = kapi.agent_without_certificate();
+
+    // The bootstrap objects classify: the admin is exempt, a user is global-default.
+    let (exempt_fs, exempt_pl) = (
+        uid(&kapi, &format!("{FLOW}/flowschemas/exempt")),
+        uid(&kapi, &format!("{FLOW}/prioritylevelconfigurations/exempt")),
+    );
+    let admin = kapi.exchange("GET", CONFIGMAPS, JSON, None, None);
+    assert_eq!(admin.flow, (Some(exempt_fs), Some(exempt_pl)), "{admin:?}");
+    let global = (
+        uid(&kapi, &format!("{FLOW}/flowschemas/global-default")),
+        uid(
+            &kapi,
+            &format!("{FLOW}/prioritylevelconfigurations/global-default"),
+        ),
+    );
+    let victim = until(
+        || get_as(&kapi, &agent, "tok-victim"),
+        |r| r.code == 200,
+        "the victim's binding",
+    );
+    assert_eq!(
+        victim.flow,
+        (Some(global.0.clone()), Some(global.1.clone()))
+    );
+
+    // A level of one seat that refuses its excess, and the flooder's schema into it.
+    create(
+        &kapi,
+        &format!("{FLOW}/prioritylevelconfigurations"),
+        json!({"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "PriorityLevelConfiguration",
+            "metadata": {"name": "narrow"},
+            "spec": {"type": "Limited", "limited": {"nominalConcurrencyShares": 1,
+                "limitResponse": {"type": "Reject"}}}}),
+    );
+    create(
+        &kapi,
+        &format!("{FLOW}/flowschemas"),
+        json!({"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema",
+            "metadata": {"name": "flooder"},
+            "spec": {"priorityLevelConfiguration": {"name": "narrow"}, "matchingPrecedence": 500,
+                "distinguisherMethod": {"type": "ByUser"},
+                "rules": [{"subjects": [{"kind": "User", "user": {"name": "flooder"}}],
+                    "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"],
+                        "namespaces": ["*"], "clusterScope": true}]}]}}),
+    );
+    let flooder_fs = uid(&kapi, &format!("{FLOW}/flowschemas/flooder"));
+    until(
+        || get_as(&kapi, &agent, "tok-flooder"),
+        |r| r.flow.0.as_deref() == Some(flooder_fs.as_str()),
+        "the flooder's schema taking effect",
+    );
+    // Lists of a few hundred objects keep each read busy for a while.
+    for i in 0..300 {
+        create(
+            &kapi,
+            CONFIGMAPS,
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("cm-{i}")},
+                "data": {"k": "v"}}),
+        );
+    }
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let flood_codes = Arc::new(Mutex::new(BTreeMap::<u16, usize>::new()));
+    let mut flooders = Vec::new();
+    for _ in 0..12 {
+        let (kapi, stop, codes) = (kapi.clone(), stop.clone(), flood_codes.clone());
+        flooders.push(std::thread::spawn(move || {
+            let agent = kapi.agent_without_certificate();
+            let mut missing_retry_after = 0;
+            while !stop.load(Ordering::Relaxed) {
+                let res = get_as(&kapi, &agent, "tok-flooder");
+                if res.code == 429 && res.retry_after.as_deref() != Some("1") {
+                    missing_retry_after += 1;
+                }
+                *codes.lock().unwrap().entry(res.code).or_default() += 1;
+            }
+            missing_retry_after
+        }));
+    }
+    // The victim, meanwhile, one request at a time.
+    let mut victim_codes = BTreeMap::<u16, usize>::new();
+    for _ in 0..40 {
+        let res = get_as(&kapi, &agent, "tok-victim");
+        assert_eq!(res.flow.1.as_deref(), Some(global.1.as_str()));
+        *victim_codes.entry(res.code).or_default() += 1;
+    }
+    stop.store(true, Ordering::Relaxed);
+    let missing: usize = flooders.into_iter().map(|t| t.join().unwrap()).sum();
+    let flood_codes = flood_codes.lock().unwrap().clone();
+    assert_eq!(
+        victim_codes,
+        BTreeMap::from([(200, 40)]),
+        "flood: {flood_codes:?}"
+    );
+    assert!(
+        flood_codes.get(&429).copied().unwrap_or(0) > 0,
+        "the flood's excess got 429: {flood_codes:?}"
+    );
+    assert!(
+        flood_codes.keys().all(|c| matches!(c, 200 | 429)),
+        "only successes and 429: {flood_codes:?}"
+    );
+    assert_eq!(missing, 0, "every 429 says Retry-After: 1");
+}
