@@ -203,6 +203,7 @@ impl Limits {
     /// These limits under priority and fairness, with `controller`'s configuration
     /// (whose server limit should be the two in-flight limits' sum).
     pub fn with_priority_and_fairness(mut self, controller: Arc<flowcontrol::Controller>) -> Self {
+        crate::metrics::Metrics::global().flow_controller(&controller);
         self.flow = Some(controller);
         self
     }

@@ -120,6 +120,8 @@ pub struct Metrics {
     watch_cache_budget_bytes: Gauge,
     /// The budgets (one per registry), dropped with their registry.
     watch_cache_budgets: Mutex<Vec<Weak<WatchCacheBudget>>>,
+    /// Priority and fairness (one per server), dropped with its server.
+    flow_controllers: Mutex<Vec<Weak<crate::flowcontrol::Controller>>>,
 }
 
 impl Metrics {
@@ -179,6 +181,7 @@ impl Metrics {
             watch_cache_bytes,
             watch_cache_budget_bytes,
             watch_cache_budgets: Mutex::new(Vec::new()),
+            flow_controllers: Mutex::new(Vec::new()),
         }
     }
 
@@ -197,6 +200,16 @@ impl Metrics {
             .unwrap_or_else(PoisonError::into_inner);
         budgets.retain(|b| b.strong_count() > 0);
         budgets.push(Arc::downgrade(budget));
+    }
+
+    /// Reports `controller`'s `apiserver_flowcontrol_*` series while it lives.
+    pub fn flow_controller(&self, controller: &Arc<crate::flowcontrol::Controller>) {
+        let mut controllers = self
+            .flow_controllers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        controllers.retain(|c| c.strong_count() > 0);
+        controllers.push(Arc::downgrade(controller));
     }
 
     /// Everything in the Prometheus text format.
@@ -220,6 +233,21 @@ impl Metrics {
         let mut out = String::new();
         if prometheus_client::encoding::text::encode(&mut out, &self.registry).is_err() {
             out.clear();
+        }
+        // Series rendered from live counters go before the closing `# EOF`.
+        let flow: String = self
+            .flow_controllers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .map(|c| crate::flowcontrol::metrics::render(&c))
+            .collect();
+        if !flow.is_empty() {
+            match out.rfind("# EOF") {
+                Some(at) => out.insert_str(at, &flow),
+                None => out.push_str(&flow),
+            }
         }
         out
     }

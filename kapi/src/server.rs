@@ -216,7 +216,8 @@ async fn start_limits(
         return (limits, None);
     };
     let controller = Arc::new(flowcontrol::Controller::new(&[], &[], seats));
-    let (mut synced, task) = flowcontrol::follow(registry.clone(), controller.clone(), stop);
+    let (mut synced, task) =
+        kapi_kube::flow_control::follow(registry.clone(), controller.clone(), stop);
     wait_synced(&mut synced, "the flow control configuration").await;
     (limits.with_priority_and_fairness(controller), Some(task))
 }

@@ -7,7 +7,8 @@
 //! ([`admission`]), the controllers ([`controllers`], with [`leader_election`] picking
 //! the replica that runs them), the RBAC authorizer's policy ([`rbac`]), the objects
 //! every cluster starts with ([`bootstrap`]), the review APIs ([`reviews`]), pod
-//! [`eviction`] under disruption budgets, the core [`bindings`] collection, and what
+//! [`eviction`] under disruption budgets, the core [`bindings`] collection, the
+//! configuration priority and fairness follows ([`flow_control`]), and what
 //! particular built-ins get from the configuration ([`controlplane`]).
 //!
 //! Everything generic is `kapi-apiserver`'s; this crate must not handle HTTP, encode
@@ -35,6 +36,7 @@ pub mod bootstrap;
 pub mod controllers;
 pub mod controlplane;
 pub mod eviction;
+pub mod flow_control;
 pub mod generated;
 pub mod hooks;
 pub mod leader_election;

@@ -27,8 +27,9 @@ const CHAIN: &[(&str, &str)] = &[
 /// refusing new objects); a service account's user name is part of authentication
 /// (`system:serviceaccount:…`) and of impersonating one; and impersonating a user's
 /// extras and UID is authorized against `authentication.k8s.io`'s `userextras` and
-/// `uids`.
+/// `uids`; priority and fairness matches FlowSchema subjects of kind `ServiceAccount`.
 const ALLOWED: &[&str] = &[
+    "ServiceAccount",
     "namespaces",
     "namespace",
     "Namespace",

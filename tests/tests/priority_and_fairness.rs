@@ -3,7 +3,8 @@
 //! `system:masters`, `global-default` for an ordinary user); a FlowSchema written at run
 //! time takes effect; a flood from one user into a level that rejects its excess gets
 //! 429 with `Retry-After`, while another user's requests, in their own level, are all
-//! served and nothing answers 5xx.
+//! served and nothing answers 5xx; `/metrics` counts both as kube's
+//! `apiserver_flowcontrol_*` series.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -185,4 +186,117 @@ fn flows_are_named_and_a_flood_does_not_reach_another_level() {
         "only successes and 429: {flood_codes:?}"
     );
     assert_eq!(missing, 0, "every 429 says Retry-After: 1");
+
+    // /metrics counts them as kube's apiserver_flowcontrol_* series.
+    let metrics = kapi
+        .exchange("GET", "/metrics", "text/plain", None, None)
+        .body;
+    let value = |series: &str| -> u64 {
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(series))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {series} in\n{metrics}"))
+    };
+    let rejected = value(
+        "apiserver_flowcontrol_rejected_requests_total{flow_schema=\"flooder\",\
+         priority_level=\"narrow\",reason=\"concurrency-limit\"}",
+    );
+    assert_eq!(rejected as usize, flood_codes[&429], "{metrics}");
+    let dispatched = value(
+        "apiserver_flowcontrol_dispatched_requests_total{flow_schema=\"global-default\",\
+         priority_level=\"global-default\"}",
+    );
+    assert!(dispatched >= 40, "{metrics}");
+    assert_eq!(
+        value("apiserver_flowcontrol_nominal_limit_seats{priority_level=\"narrow\"}"),
+        1
+    );
+}
+
+/// Requests per second one sequential client gets for `for_secs`.
+fn throughput(kapi: &Kapi, token: &str, for_secs: f64) -> f64 {
+    let agent = kapi.agent_without_certificate();
+    let start = Instant::now();
+    let mut n = 0u32;
+    while start.elapsed().as_secs_f64() < for_secs {
+        let res = get_as(kapi, &agent, token);
+        assert_eq!(res.code, 200, "{res:?}");
+        n += 1;
+    }
+    f64::from(n) / start.elapsed().as_secs_f64()
+}
+
+/// The figures in RELIABILITY.md ("Priority and fairness"), with
+/// `KAPI_FAIRNESS_FIGURES=1`: the victim's throughput alone and beside a flood of 12
+/// clients, with the flooder in a level of its own, in the victim's level, and with
+/// priority and fairness off. A measure, not a check: it asserts only that the victim
+/// is always served.
+#[test]
+fn fairness_figures() {
+    if std::env::var_os("KAPI_FAIRNESS_FIGURES").is_none() {
+        eprintln!("set KAPI_FAIRNESS_FIGURES=1 for the figures");
+        return;
+    }
+    for (setup, own_level) in [("own level", true), ("same level", false)] {
+        let files = tempfile::tempdir().unwrap();
+        let kapi = Arc::new(server(&files));
+        let agent = kapi.agent_without_certificate();
+        until(
+            || get_as(&kapi, &agent, "tok-victim"),
+            |r| r.code == 200,
+            "binding",
+        );
+        if own_level {
+            create(
+                &kapi,
+                &format!("{FLOW}/prioritylevelconfigurations"),
+                json!({"apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+                    "kind": "PriorityLevelConfiguration", "metadata": {"name": "narrow"},
+                    "spec": {"type": "Limited", "limited": {"nominalConcurrencyShares": 1,
+                        "limitResponse": {"type": "Reject"}}}}),
+            );
+            create(
+                &kapi,
+                &format!("{FLOW}/flowschemas"),
+                json!({"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema",
+                    "metadata": {"name": "flooder"},
+                    "spec": {"priorityLevelConfiguration": {"name": "narrow"},
+                        "matchingPrecedence": 500,
+                        "rules": [{"subjects": [{"kind": "User", "user": {"name": "flooder"}}],
+                            "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"],
+                                "resources": ["*"], "namespaces": ["*"], "clusterScope": true}]}]}}),
+            );
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        for i in 0..300 {
+            create(
+                &kapi,
+                CONFIGMAPS,
+                json!({"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": format!("cm-{i}")}, "data": {"k": "v"}}),
+            );
+        }
+        let alone = throughput(&kapi, "tok-victim", 5.0);
+        let stop = Arc::new(AtomicBool::new(false));
+        let flooders: Vec<_> = (0..12)
+            .map(|_| {
+                let (kapi, stop) = (kapi.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    let agent = kapi.agent_without_certificate();
+                    while !stop.load(Ordering::Relaxed) {
+                        get_as(&kapi, &agent, "tok-flooder");
+                    }
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(500));
+        let flooded = throughput(&kapi, "tok-victim", 5.0);
+        stop.store(true, Ordering::Relaxed);
+        flooders.into_iter().for_each(|t| t.join().unwrap());
+        println!(
+            "fairness {setup}: victim alone {alone:.0}/s, beside the flood {flooded:.0}/s ({:.2})",
+            flooded / alone
+        );
+    }
 }

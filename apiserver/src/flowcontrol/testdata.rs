@@ -3,6 +3,9 @@
 //! `kapi-kube`'s `hooks/flowcontrol/bootstrap.rs` writes them) as whole v1 objects,
 //! each with the uid `uid-pl-<name>` or `uid-fs-<name>`.
 
+// The whole file is test code (mod.rs includes it for tests only); saying so here
+// keeps the layout tests' reader out of its fixtures too.
+#[cfg(test)]
 use serde_json::{Value, json};
 
 use super::config::Config;

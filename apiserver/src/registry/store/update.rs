@@ -108,12 +108,10 @@ impl Store {
                 self.strategy.name_rule(),
             );
             // validate_update covers everything validate checks, plus transition rules.
-            match &sub {
-                Subresource::Extra(name) => {
-                    errs.extend(self.strategy.validate_subresource_write(name, &new, &old));
-                }
-                _ => errs.extend(self.strategy.validate_update(&new, &old)),
-            }
+            errs.extend(match &sub {
+                Subresource::Extra(name) => self.strategy.validate_subresource_write(name, &new, &old),
+                _ => self.strategy.validate_update(&new, &old),
+            });
             if !errs.is_empty() {
                 return Err(ApiError::invalid(&info, name, &errs));
             }

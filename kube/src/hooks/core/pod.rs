@@ -20,17 +20,16 @@
 //! - The QoS class compares quantities numerically after parsing their suffixes; pod-
 //!   level resources are ignored.
 
-use std::collections::BTreeMap;
-
-use kapi_core::__private::k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
 use serde_json::Value;
 
-use crate::generated::api::core::v1::{Container, PodSpec, PodStatus};
+use crate::generated::api::core::v1::{PodSpec, PodStatus};
 use crate::generated::core::v1::Pod;
 
-use super::pod_spec::{default_pod_spec, validate_pod_spec};
+use super::pod_defaults::default_pod;
+use super::pod_spec::validate_pod_spec;
 use super::pod_subresources;
+use super::qos::qos_class;
 
 /// kube's message for a pod update that changes more than it may.
 pub const POD_UPDATE_FORBIDDEN: &str = "pod updates may not change fields other than \
@@ -41,110 +40,6 @@ pub const POD_UPDATE_FORBIDDEN: &str = "pod updates may not change fields other 
 /// The hooks of Pod.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PodHooks;
-
-/// `SetDefaults_Pod`: requests default to limits (pods only, not templates), and
-/// `enableServiceLinks` to true.
-pub(super) fn default_pod(pod: &mut Pod) {
-    let Some(spec) = pod.spec.as_mut() else {
-        return;
-    };
-    for c in spec
-        .containers
-        .iter_mut()
-        .chain(spec.init_containers.iter_mut().flatten())
-    {
-        if let Some(res) = c.resources.as_mut() {
-            if let Some(limits) = res.limits.clone() {
-                let requests = res.requests.get_or_insert_with(BTreeMap::new);
-                for (k, v) in limits {
-                    requests.entry(k).or_insert(v);
-                }
-            }
-        }
-    }
-    spec.enable_service_links.get_or_insert(true);
-    default_pod_spec(spec);
-    pod_subresources::default_ephemeral_containers(spec);
-}
-
-/// A quantity's value, for comparisons (`100m`, `1Gi`, `2e3`).
-pub(super) fn quantity_value(q: &Quantity) -> f64 {
-    let s = q.0.trim();
-    let suffixes: [(&str, f64); 13] = [
-        ("Ki", 1024f64),
-        ("Mi", 1024f64.powi(2)),
-        ("Gi", 1024f64.powi(3)),
-        ("Ti", 1024f64.powi(4)),
-        ("Pi", 1024f64.powi(5)),
-        ("Ei", 1024f64.powi(6)),
-        ("n", 1e-9),
-        ("u", 1e-6),
-        ("m", 1e-3),
-        ("k", 1e3),
-        ("M", 1e6),
-        ("G", 1e9),
-        ("T", 1e12),
-    ];
-    for (suffix, factor) in suffixes {
-        if let Some(n) = s.strip_suffix(suffix) {
-            return n.parse::<f64>().unwrap_or(0.0) * factor;
-        }
-    }
-    for (suffix, factor) in [("P", 1e15), ("E", 1e18)] {
-        if let Some(n) = s.strip_suffix(suffix) {
-            return n.parse::<f64>().unwrap_or(0.0) * factor;
-        }
-    }
-    s.parse().unwrap_or(0.0)
-}
-
-/// `qos.GetPodQOS` over the containers and init containers.
-pub(super) fn qos_class(spec: &PodSpec) -> &'static str {
-    let mut requests: BTreeMap<&str, f64> = BTreeMap::new();
-    let mut limits: BTreeMap<&str, f64> = BTreeMap::new();
-    let mut guaranteed = true;
-    let all: Vec<&Container> = spec
-        .init_containers
-        .iter()
-        .flatten()
-        .chain(spec.containers.iter())
-        .collect();
-    for c in all {
-        let res = c.resources.as_ref();
-        for (name, q) in res.and_then(|r| r.requests.as_ref()).into_iter().flatten() {
-            let name = name.as_str();
-            if (name == "cpu" || name == "memory") && quantity_value(q) > 0.0 {
-                *requests.entry(name).or_default() += quantity_value(q);
-            }
-        }
-        let mut found = Vec::new();
-        for (name, q) in res.and_then(|r| r.limits.as_ref()).into_iter().flatten() {
-            let name = name.as_str();
-            if (name == "cpu" || name == "memory") && quantity_value(q) > 0.0 {
-                found.push(name);
-                *limits.entry(name).or_default() += quantity_value(q);
-            }
-        }
-        if !(found.contains(&"cpu") && found.contains(&"memory")) {
-            guaranteed = false;
-        }
-    }
-    if requests.is_empty() && limits.is_empty() {
-        return "BestEffort";
-    }
-    if guaranteed {
-        for (name, req) in &requests {
-            if limits.get(name) != Some(req) {
-                guaranteed = false;
-            }
-        }
-    }
-    if guaranteed && requests.len() == limits.len() {
-        "Guaranteed"
-    } else {
-        "Burstable"
-    }
-}
 
 /// `validateOnlyAddedTolerations`: every old toleration is still there (its
 /// `tolerationSeconds` may change).
@@ -504,16 +399,4 @@ fn readiness_gates(pod: &Value) -> String {
         })
         .count();
     format!("{ok}/{}", gates.len())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quantities() {
-        assert_eq!(quantity_value(&Quantity("100m".into())), 0.1);
-        assert_eq!(quantity_value(&Quantity("1Gi".into())), 1024f64.powi(3));
-        assert_eq!(quantity_value(&Quantity("2".into())), 2.0);
-    }
 }

@@ -30,14 +30,13 @@ use std::collections::{BTreeMap, HashSet};
 use kapi_core::__private::k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kapi_core::meta::dns1123_label_errors;
 use kapi_core::{ErrorList, FieldError, FieldPath};
-use serde_json::{Value, json};
 
 use crate::generated::api::core::v1::{Container, EphemeralContainer, PodSpec};
 use crate::generated::core::v1::Pod;
 use crate::hooks::strings;
 
-use super::pod::{default_pod, qos_class, quantity_value};
-use super::pod_spec::default_pod_spec;
+use super::pod_defaults::{default_ephemeral_containers, default_pod};
+use super::qos::{qos_class, quantity_value};
 
 /// The subresource that adds ephemeral containers.
 pub const EPHEMERAL_CONTAINERS: &str = "ephemeralcontainers";
@@ -129,37 +128,6 @@ fn merge_resources(new: &[Container], old: &[Container]) -> Vec<Container> {
             ..o.clone()
         })
         .collect()
-}
-
-/// `SetDefaults_EphemeralContainer`: a container's defaults on the fields it shares
-/// with one (not the host ports of a host-network pod, which `SetDefaults_Pod` gives
-/// the other containers only).
-fn default_ephemeral(c: &mut EphemeralContainer) {
-    let Ok(Value::Object(mut fields)) = serde_json::to_value(&*c) else {
-        return;
-    };
-    let target = fields.remove("targetContainerName");
-    let one = json!({"containers": [Value::Object(fields)]});
-    let Ok(mut spec) = serde_json::from_value::<PodSpec>(one) else {
-        return;
-    };
-    default_pod_spec(&mut spec);
-    let Ok(Value::Object(mut fields)) = serde_json::to_value(&spec.containers[0]) else {
-        return;
-    };
-    if let Some(target) = target {
-        fields.insert("targetContainerName".into(), target);
-    }
-    if let Ok(defaulted) = serde_json::from_value(Value::Object(fields)) {
-        *c = defaulted;
-    }
-}
-
-/// The defaults of every ephemeral container of `spec` (on any decode of a Pod).
-pub fn default_ephemeral_containers(spec: &mut PodSpec) {
-    for c in spec.ephemeral_containers.iter_mut().flatten() {
-        default_ephemeral(c);
-    }
 }
 
 /// `Hooks::validate_subresource_update` for Pods.
@@ -526,6 +494,7 @@ fn keep_old_cpu_memory(c: &mut Container, old: &Container) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn pod(uid: &str, rv: &str) -> Pod {
         serde_json::from_value(json!({"apiVersion": "v1", "kind": "Pod",

@@ -1,7 +1,7 @@
 //! The stored FlowSchemas and PriorityLevelConfigurations
-//! (`flowcontrol.apiserver.k8s.io/v1`) followed into a [`Controller`], as kube's APF
-//! controller reads them from informers: each complete snapshot replaces the
-//! controller's configuration.
+//! (`flowcontrol.apiserver.k8s.io/v1`) followed into priority and fairness's
+//! [`Controller`] (`kapi_apiserver::flowcontrol`), as kube's APF controller reads them
+//! from informers: each complete snapshot replaces the controller's configuration.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -10,10 +10,10 @@ use serde_json::Value;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::Controller;
-use crate::registry::Registry;
-use crate::registry::informer::{self, Mirror, Watched};
-use crate::registry::watch::WatchEventType;
+use kapi_apiserver::flowcontrol::Controller;
+use kapi_apiserver::registry::Registry;
+use kapi_apiserver::registry::informer::{self, Mirror, Watched};
+use kapi_apiserver::registry::watch::WatchEventType;
 
 const SCHEMAS: &str = "flowschemas";
 const LEVELS: &str = "prioritylevelconfigurations";
