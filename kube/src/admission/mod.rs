@@ -56,6 +56,14 @@ impl AdmissionChain for Plugins {
     }
 }
 
+/// Whether `request` creates a Pod (what the Pod plugins look at).
+fn creates_pod(request: &AdmissionRequest<'_>) -> bool {
+    request.operation == Operation::Create
+        && request.subresource.is_empty()
+        && request.info.group.is_empty()
+        && request.info.plural == "pods"
+}
+
 struct Chain {
     user: UserInfo,
     plugins: Arc<Plugins>,

@@ -11,7 +11,7 @@
 use kapi_storage::ReadAt;
 use serde_json::{Map, Value};
 
-use kapi_apiserver::registry::{AdmissionRequest, Operation, Registry};
+use kapi_apiserver::registry::{AdmissionRequest, Registry};
 use kapi_apiserver::status::ApiError;
 
 use kapi_core::__private::k8s_openapi::apimachinery::pkg::api::resource::Quantity;
@@ -20,10 +20,7 @@ use crate::hooks::core::quantity_value;
 
 /// Whether the plugin looks at `request`: the create of a Pod.
 pub fn handles(request: &AdmissionRequest<'_>) -> bool {
-    request.operation == Operation::Create
-        && request.subresource.is_empty()
-        && request.info.group.is_empty()
-        && request.info.plural == "pods"
+    super::creates_pod(request)
 }
 
 /// Applies the Pod's RuntimeClass to it, or refuses it.

@@ -14,7 +14,7 @@ use std::time::Duration;
 use kapi_storage::ReadAt;
 use serde_json::{Value, json};
 
-use kapi_apiserver::registry::{AdmissionRequest, Operation, Registry};
+use kapi_apiserver::registry::{AdmissionRequest, Registry};
 use kapi_apiserver::status::ApiError;
 
 /// Where the token volume is mounted.
@@ -28,10 +28,7 @@ const DEFAULT_ACCOUNT_WAIT: Duration = Duration::from_secs(3);
 
 /// Whether the request is one this plugin changes: the create of a Pod.
 pub fn handles(request: &AdmissionRequest<'_>) -> bool {
-    request.operation == Operation::Create
-        && request.subresource.is_empty()
-        && request.info.group.is_empty()
-        && request.info.plural == "pods"
+    super::creates_pod(request)
 }
 
 /// Sets the Pod's account and mounts its token, or refuses a Pod whose account does

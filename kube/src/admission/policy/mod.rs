@@ -86,15 +86,7 @@ struct Request<'a> {
 
 impl Request<'_> {
     fn target(&self) -> Target<'_> {
-        let info = self.req.info;
-        Target {
-            operation: self.req.operation.as_str(),
-            group: &info.group,
-            version: &info.version,
-            resource: &info.plural,
-            subresource: self.req.subresource,
-            namespace: self.namespace,
-        }
+        Target::of(self.req)
     }
 }
 
@@ -113,17 +105,12 @@ impl Policies {
         if snapshot.bound.is_empty() || matching::is_exempt(&req.info.group, &req.info.kind) {
             return Ok(());
         }
-        let namespace = if req.info.group.is_empty() && req.info.plural == "namespaces" {
-            req.name
-        } else {
-            req.namespace.unwrap_or_default()
-        };
         let request = Request {
             user,
             req,
             obj,
             old,
-            namespace,
+            namespace: matching::namespace_of(req),
         };
         let mut namespace_object = None;
         let mut denial = None;

@@ -4,6 +4,7 @@
 //! `namespaceSelector` applies at all. Reading a namespace's labels needs the registry
 //! and lives in the dispatcher.
 
+use kapi_apiserver::registry::AdmissionRequest;
 use kapi_core::selector::LabelSelector;
 use serde_json::Value;
 
@@ -25,11 +26,36 @@ pub struct Target<'a> {
     pub namespace: &'a str,
 }
 
-impl Target<'_> {
+impl<'a> Target<'a> {
+    /// The attributes of `req`: its namespace as [`namespace_of`] gives it.
+    pub fn of(req: &'a AdmissionRequest<'a>) -> Self {
+        let info = req.info;
+        Target {
+            operation: req.operation.as_str(),
+            group: &info.group,
+            version: &info.version,
+            resource: &info.plural,
+            subresource: req.subresource,
+            namespace: namespace_of(req),
+        }
+    }
+
     /// Whether this is the core `v1` `namespaces` resource (cluster-scoped, yet with a
     /// namespace in its attributes).
     fn is_namespace_object(&self) -> bool {
         self.group.is_empty() && self.version == "v1" && self.resource == "namespaces"
+    }
+}
+
+/// The namespace admission matches a request by: the request's, or a Namespace's own
+/// name for a Namespace (as kube-apiserver's request info sets it), `""` for other
+/// cluster-scoped objects.
+pub fn namespace_of<'a>(req: &AdmissionRequest<'a>) -> &'a str {
+    let info = req.info;
+    match req.namespace {
+        Some(ns) => ns,
+        None if info.group.is_empty() && info.plural == "namespaces" => req.name,
+        None => "",
     }
 }
 

@@ -101,15 +101,7 @@ struct Attributes<'a> {
 
 impl Attributes<'_> {
     fn target(&self) -> Target<'_> {
-        let info = self.req.info;
-        Target {
-            operation: self.req.operation.as_str(),
-            group: &info.group,
-            version: &info.version,
-            resource: &info.plural,
-            subresource: self.req.subresource,
-            namespace: self.namespace,
-        }
+        Target::of(self.req)
     }
 
     fn exempt(&self) -> bool {
@@ -496,17 +488,10 @@ impl Webhooks {
 }
 
 fn attributes<'a>(user: &'a UserInfo, req: &'a AdmissionRequest<'a>) -> Attributes<'a> {
-    let info = req.info;
-    let namespace = match req.namespace {
-        Some(ns) => ns,
-        // A Namespace's attributes carry its own name as namespace.
-        None if info.group.is_empty() && info.plural == "namespaces" => req.name,
-        None => "",
-    };
     Attributes {
         user,
         req,
-        namespace,
+        namespace: matching::namespace_of(req),
     }
 }
 
