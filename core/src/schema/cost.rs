@@ -10,8 +10,10 @@
 //! so a comprehension nested in another's step is measured with the outer accumulator
 //! empty.
 
-use cel::common::ast::{EntryExpr, Expr};
+use cel::common::ast::Expr;
 use cel::{Context, IdedExpr, Value};
+
+use super::cel_tree::children;
 
 /// Why a measure stopped.
 #[derive(Debug, PartialEq, Eq)]
@@ -62,19 +64,6 @@ impl Meter {
                 }
                 Ok(())
             }
-            Expr::Select(select) => self.measure(&select.operand, ctx),
-            Expr::List(list) => list.elements.iter().try_for_each(|e| self.measure(e, ctx)),
-            Expr::Map(map) => map.entries.iter().try_for_each(|entry| match &entry.expr {
-                EntryExpr::MapEntry(e) => {
-                    self.measure(&e.key, ctx)?;
-                    self.measure(&e.value, ctx)
-                }
-                EntryExpr::StructField(f) => self.measure(&f.value, ctx),
-            }),
-            Expr::Struct(s) => s.entries.iter().try_for_each(|entry| match &entry.expr {
-                EntryExpr::MapEntry(e) => self.measure(&e.value, ctx),
-                EntryExpr::StructField(f) => self.measure(&f.value, ctx),
-            }),
             Expr::Comprehension(c) => {
                 self.measure(&c.iter_range, ctx)?;
                 self.measure(&c.accu_init, ctx)?;
@@ -94,7 +83,9 @@ impl Meter {
                 }
                 self.measure(&c.result, ctx)
             }
-            Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => Ok(()),
+            _ => children(expr)
+                .into_iter()
+                .try_for_each(|e| self.measure(e, ctx)),
         }
     }
 }

@@ -56,6 +56,24 @@ impl AdmissionChain for Plugins {
     }
 }
 
+/// An object as admission reads it, as kube's plugins read their informers: from the
+/// watch cache, and from the storage before one the cache has not seen yet is called
+/// missing (the 404 is then the storage's).
+pub(crate) async fn read_cached(
+    store: &kapi_apiserver::registry::Store,
+    namespace: Option<&str>,
+    name: &str,
+) -> Result<Value, ApiError> {
+    match store.get(namespace, name, kapi_storage::ReadAt::Any).await {
+        Err(e) if e.code == http::StatusCode::NOT_FOUND => {
+            store
+                .get(namespace, name, kapi_storage::ReadAt::Latest)
+                .await
+        }
+        other => other,
+    }
+}
+
 /// Whether `request` creates a Pod (what the Pod plugins look at).
 fn creates_pod(request: &AdmissionRequest<'_>) -> bool {
     request.operation == Operation::Create

@@ -148,13 +148,7 @@ pub async fn admit_pod(
     let class = if class_name.is_empty() {
         global_default(&store).await?
     } else {
-        let found = match store.get(None, &class_name, ReadAt::Any).await {
-            Err(e) if e.code == http::StatusCode::NOT_FOUND => {
-                store.get(None, &class_name, ReadAt::Latest).await
-            }
-            other => other,
-        };
-        match found {
+        match super::read_cached(&store, None, &class_name).await {
             Ok(pc) => Some(pc),
             Err(e) if e.code == http::StatusCode::NOT_FOUND => {
                 return Err(forbidden(format!(

@@ -8,7 +8,6 @@
 //! Quantities are compared by value (`1` equals `1000m`), as kube's semantic equality
 //! compares them.
 
-use kapi_storage::ReadAt;
 use serde_json::{Map, Value};
 
 use kapi_apiserver::registry::{AdmissionRequest, Registry};
@@ -39,13 +38,7 @@ pub async fn admit(
             let Some(store) = registry.get("node.k8s.io", "v1", "runtimeclasses") else {
                 return Ok(());
             };
-            let found = match store.get(None, class_name, ReadAt::Any).await {
-                Err(e) if e.code == http::StatusCode::NOT_FOUND => {
-                    store.get(None, class_name, ReadAt::Latest).await
-                }
-                other => other,
-            };
-            match found {
+            match super::read_cached(&store, None, class_name).await {
                 Ok(rc) => Some(rc),
                 Err(e) if e.code == http::StatusCode::NOT_FOUND => {
                     return Err(forbidden(format!(

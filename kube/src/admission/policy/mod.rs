@@ -243,7 +243,7 @@ impl Policies {
             None
         };
         let found = if let Some(name) = &param_ref.name {
-            match store.get(namespace, name, ReadAt::Any).await {
+            match super::read_cached(&store, namespace, name).await {
                 Ok(p) => vec![p],
                 Err(e) if e.code == StatusCode::NOT_FOUND => Vec::new(),
                 Err(e) => return Err(e.message),
@@ -351,12 +351,7 @@ impl Policies {
                 .registry
                 .get("", "v1", "namespaces")
                 .ok_or_else(|| ApiError::bad_request("the namespaces resource is not served"))?;
-            match store.get(None, request.namespace, ReadAt::Any).await {
-                Err(e) if e.code == StatusCode::NOT_FOUND => {
-                    store.get(None, request.namespace, ReadAt::Latest).await?
-                }
-                other => other?,
-            }
+            super::read_cached(&store, None, request.namespace).await?
         };
         Ok(cached.insert(ns).clone())
     }

@@ -44,7 +44,6 @@ use std::sync::Arc;
 use futures_util::future::join_all;
 use http::StatusCode;
 use kapi_auth::UserInfo;
-use kapi_storage::ReadAt;
 use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -284,14 +283,7 @@ impl Webhooks {
             .registry
             .get("", "v1", "namespaces")
             .ok_or_else(|| internal("the namespaces resource is not served"))?;
-        // From the watch cache first; a namespace it has not seen yet is read from the
-        // storage before it is called missing (as kube's matcher does).
-        let ns = match store.get(None, attrs.namespace, ReadAt::Any).await {
-            Err(e) if e.code == StatusCode::NOT_FOUND => {
-                store.get(None, attrs.namespace, ReadAt::Latest).await?
-            }
-            other => other?,
-        };
+        let ns = crate::admission::read_cached(&store, None, attrs.namespace).await?;
         Ok(matching::labels(&ns))
     }
 
