@@ -173,6 +173,29 @@ fn cases() -> Vec<(&'static str, String, Vec<&'static str>)> {
             )],
         ),
         (
+            "CEL rule naming a field the schema does not have",
+            broken(
+                "                  type: string",
+                "                  type: object\n                  properties:\n                    shelves:\n                      type: integer\n                  x-kubernetes-validations:\n                    - rule: 'self.shelfs > 0'",
+            ),
+            vec![concat!(
+                r#"widget.yaml:28:23: spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size.x-kubernetes-validations[0].rule: Invalid value: "self.shelfs > 0": compilation failed: ERROR: <input>:1:5: undefined field 'shelfs'"#,
+                "\n | self.shelfs > 0\n | ....^"
+            )],
+        ),
+        (
+            "CEL rule over its cost budget",
+            broken(
+                "                  type: string",
+                "                  type: array\n                  items:\n                    type: string\n                  x-kubernetes-validations:\n                    - rule: 'self.all(a, self.all(b, a == b))'",
+            ),
+            vec![
+                "widget.yaml:27:23: spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size.x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)",
+                "widget.yaml:27:23: spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size.x-kubernetes-validations[0].rule: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema",
+                "widget.yaml:16:9: spec.versions[0].schema.openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)",
+            ],
+        ),
+        (
             "array without items",
             broken(
                 "                  type: string",

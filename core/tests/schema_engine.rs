@@ -516,15 +516,16 @@ fn cel_transition_rules() {
                 "properties": {
                     "immutable": {"type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "is immutable"}]},
                     "grow": {"type": "integer", "x-kubernetes-validations": [{"rule": "!oldSelf.hasValue() || self >= oldSelf.value()", "optionalOldSelf": true, "message": "may only grow"}]},
-                    "atomic": {"type": "array", "items": {"type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}},
+                    "atomic": {"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": 64, "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}},
                     "byKey": {
                         "type": "array",
                         "x-kubernetes-list-type": "map",
                         "x-kubernetes-list-map-keys": ["name"],
+                        "maxItems": 10,
                         "items": {
                             "type": "object",
                             "required": ["name"],
-                            "properties": {"name": {"type": "string"}, "v": {"type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "v is immutable"}]}}
+                            "properties": {"name": {"type": "string"}, "v": {"type": "string", "maxLength": 64, "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "v is immutable"}]}}
                         }
                     }
                 }

@@ -16,6 +16,9 @@ use cel::objects::Key;
 use cel::{Context, Env, ExecutionError, Program, Value};
 use serde_json::Value as Json;
 
+use super::{AdditionalProperties, Schema};
+
+pub use super::cel_static::{Estimate, Ty};
 pub use super::cost::Meter;
 
 /// The environment every rule is compiled and run in, built once.
@@ -141,6 +144,19 @@ impl CompiledRule {
         })
     }
 
+    /// Type-checks the rule against the schema-typed `variables` (`self`, `oldSelf`)
+    /// and estimates its cost; `None` for the empty rule.
+    pub fn check_rule(&self, variables: &[(&str, Ty<'_>)]) -> Option<Result<Estimate, String>> {
+        let p = self.inner.as_ref()?;
+        Some(check_program(&p.rule, variables))
+    }
+
+    /// [`CompiledRule::check_rule`] for the `messageExpression`, when there is one.
+    pub fn check_message(&self, variables: &[(&str, Ty<'_>)]) -> Option<Result<Estimate, String>> {
+        let msg = self.inner.as_ref()?.message.as_ref()?;
+        Some(check_program(msg, variables))
+    }
+
     /// True when the rule refers to `oldSelf` (a transition rule).
     pub fn uses_old_self(&self) -> bool {
         self.inner.as_ref().is_some_and(|p| p.uses_old_self)
@@ -156,6 +172,7 @@ impl CompiledRule {
     /// An empty (default) rule always passes.
     pub fn eval(
         &self,
+        node: &Schema,
         this: &Json,
         old_self: Option<&Json>,
         optional_old_self: bool,
@@ -163,7 +180,7 @@ impl CompiledRule {
         let Some(p) = &self.inner else {
             return Ok(true);
         };
-        let ctx = context(this, old_self, optional_old_self);
+        let ctx = context(node, this, old_self, optional_old_self);
         match p.rule.execute(&ctx) {
             Ok(Value::Bool(b)) => Ok(b),
             Ok(other) => Err(EvalError::Other(format!(
@@ -178,12 +195,13 @@ impl CompiledRule {
     /// Kubernetes' detail for why it could not be used.
     pub fn eval_message(
         &self,
+        node: &Schema,
         this: &Json,
         old_self: Option<&Json>,
         optional_old_self: bool,
     ) -> Option<Result<String, String>> {
         let msg = self.inner.as_ref()?.message.as_ref()?;
-        let ctx = context(this, old_self, optional_old_self);
+        let ctx = context(node, this, old_self, optional_old_self);
         // Wording from apiextensions-apiserver pkg/apiserver/schema/cel/validation.go
         // (evalMessageExpression).
         Some(match msg.execute(&ctx) {
@@ -247,6 +265,12 @@ impl Expression {
         })
     }
 
+    /// Type-checks the expression against schema-typed `variables` and estimates its
+    /// cost, as kube-apiserver does for an admission policy's `status.typeChecking`.
+    pub fn check(&self, variables: &[(&str, Ty<'_>)]) -> Result<Estimate, String> {
+        check_program(&self.program, variables)
+    }
+
     /// Evaluates the expression with each `(name, value)` bound; it must give a bool.
     pub fn eval_bool(&self, variables: &[(&str, &Json)]) -> Result<bool, String> {
         to_bool(self.run(variables, None)?)
@@ -300,6 +324,10 @@ impl Expression {
     }
 }
 
+fn check_program(program: &Program, variables: &[(&str, Ty<'_>)]) -> Result<Estimate, String> {
+    super::cel_static::check(program.expression(), program.source_info(), variables)
+}
+
 fn to_bool(v: Value) -> Result<bool, String> {
     match v {
         Value::Bool(b) => Ok(b),
@@ -333,15 +361,16 @@ fn is_operator(name: &str) -> bool {
 }
 
 fn context<'v>(
+    node: &Schema,
     this: &Json,
     old_self: Option<&Json>,
     optional_old_self: bool,
 ) -> Context<'static, 'v> {
     let mut ctx = Context::with_env(Arc::clone(&ENV));
-    ctx.add_variable_from_value("self", json_to_cel(this));
+    ctx.add_variable_from_value("self", schema_to_cel(this, node));
     if optional_old_self {
         let opt = match old_self {
-            Some(old) => match Box::<dyn Val>::try_from(json_to_cel(old)) {
+            Some(old) => match Box::<dyn Val>::try_from(schema_to_cel(old, node)) {
                 Ok(b) => CelOptional::of(b),
                 Err(_) => CelOptional::none(),
             },
@@ -349,9 +378,51 @@ fn context<'v>(
         };
         ctx.add_variable_as_val("oldSelf", Box::new(opt));
     } else if let Some(old) = old_self {
-        ctx.add_variable_from_value("oldSelf", json_to_cel(old));
+        ctx.add_variable_from_value("oldSelf", schema_to_cel(old, node));
     }
     ctx
+}
+
+/// Converts JSON that `node` describes to a CEL value as [`json_to_cel`] does, with
+/// the fields of objects spelled as CEL spells them (`__namespace__` for `namespace`,
+/// `a__dash__b` for `a-b`, as kube escapes them); the keys of maps stay as they are.
+pub fn schema_to_cel(v: &Json, node: &Schema) -> Value {
+    match v {
+        Json::Array(items) => match &node.items {
+            Some(item) => Value::List(Arc::new(
+                items.iter().map(|v| schema_to_cel(v, item)).collect(),
+            )),
+            None => json_to_cel(v),
+        },
+        Json::Object(map) => {
+            if let Some(AdditionalProperties::Schema(values)) = &node.additional_properties {
+                let m: HashMap<Key, Value> = map
+                    .iter()
+                    .map(|(k, v)| (Key::String(Arc::new(k.clone())), schema_to_cel(v, values)))
+                    .collect();
+                return Value::Map(m.into());
+            }
+            let mut m: HashMap<Key, Value> = HashMap::with_capacity(map.len());
+            for (k, v) in map {
+                let value = match node.properties.get(k) {
+                    Some(prop) => schema_to_cel(v, prop),
+                    None => json_to_cel(v),
+                };
+                let key = if node.properties.contains_key(k) {
+                    match super::cel_static::escape(k) {
+                        Some(escaped) => escaped,
+                        // kube leaves a field it cannot spell out of CEL's view.
+                        None => continue,
+                    }
+                } else {
+                    k.clone()
+                };
+                m.insert(Key::String(Arc::new(key)), value);
+            }
+            Value::Map(m.into())
+        }
+        _ => json_to_cel(v),
+    }
 }
 
 /// Converts JSON to a CEL value: integers as `int`, objects as maps keyed by string.
@@ -708,7 +779,11 @@ mod tests {
         ];
         for (rule, obj, want) in cases {
             let r = CompiledRule::compile(rule, None).unwrap();
-            assert_eq!(r.eval(&obj, None, false), Ok(want), "{rule}");
+            assert_eq!(
+                r.eval(&Schema::default(), &obj, None, false),
+                Ok(want),
+                "{rule}"
+            );
         }
     }
 }

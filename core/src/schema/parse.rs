@@ -8,6 +8,7 @@ mod decode;
 mod defaults;
 mod keywords;
 mod refs;
+mod rule_checks;
 mod rules;
 mod structural;
 
@@ -18,6 +19,7 @@ use self::decode::{
 };
 use self::defaults::check_defaults;
 use self::refs::{Refs, parse_ref};
+use self::rule_checks::check_rules;
 use self::rules::parse_rules;
 use self::structural::{check_junctor_node, check_structural};
 use super::definitions::Definitions;
@@ -70,6 +72,9 @@ impl Schema {
         }
         if errs.is_empty() {
             check_defaults(&schema, at, &mut errs);
+        }
+        if errs.is_empty() {
+            check_rules(&schema, at, &mut errs);
         }
         if errs.is_empty() {
             Ok(schema)

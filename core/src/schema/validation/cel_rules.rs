@@ -74,7 +74,7 @@ impl Cel {
             if rule.is_transition && old.is_none() && !rule.optional_old_self {
                 continue;
             }
-            match rule.compiled.eval(v, old, rule.optional_old_self) {
+            match rule.compiled.eval(s, v, old, rule.optional_old_self) {
                 Ok(true) => {}
                 Ok(false) => self.failure(s, rule, v, old, path, type_name),
                 Err(EvalError::NoSuchOverload(e)) => self.errs.push(FieldError::invalid(
@@ -115,7 +115,10 @@ impl Cel {
                 }
             }
         }
-        let detail = match rule.compiled.eval_message(v, old, rule.optional_old_self) {
+        let detail = match rule
+            .compiled
+            .eval_message(s, v, old, rule.optional_old_self)
+        {
             Some(Ok(msg)) => msg,
             // Kubernetes logs the failure and falls back to the rule's message.
             Some(Err(_)) | None => rule_message_or_default(rule),
