@@ -354,3 +354,78 @@ fn warn_audit_match_conditions_and_failure_policies() {
         "data": {"a": "1", "b": "2"}});
     until(&kapi, "/api/v1/namespaces/costly/configmaps", &narrow, 201);
 }
+
+/// The policy's status once it has observed `generation`, polled (the status
+/// controller writes it after the policy is stored), bounded.
+fn status_at(kapi: &Kapi, name: &str, generation: i64) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (code, out) = kapi.request("GET", &format!("{POLICIES}/{name}"), JSON, None);
+        assert_eq!(code, 200, "{out}");
+        if out["status"]["observedGeneration"] == generation {
+            return out["status"].clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never observed {generation}: {out}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn type_checking_warnings_are_written_to_status() {
+    let kapi = Kapi::start(Backend::Embedded);
+    let rules = json!([{"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE"],
+        "resources": ["replicasets", "deployments"]}]);
+    create(
+        &kapi,
+        POLICIES,
+        json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": "typed"},
+        "spec": {"paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+            "matchConstraints": {"resourceRules": rules},
+            "validations": [
+                {"expression": "object.spec.replica > 1",
+                 "messageExpression": "'has ' + string(object.spec.replicas)"},
+                {"expression": "object.metadata.labels.size() < 10 && params.data.size() > 0",
+                 "messageExpression": "'max ' + params.dta.max"}
+            ]}}),
+    );
+    let per_kind = |issue: &str| {
+        format!("apps/v1, Kind=Deployment: {issue}\n\napps/v1, Kind=ReplicaSet: {issue}\n")
+    };
+    let status = status_at(&kapi, "typed", 1);
+    assert_eq!(
+        status["typeChecking"],
+        json!({"expressionWarnings": [
+            {"fieldRef": "spec.validations[0].expression", "warning": per_kind(
+                "ERROR: <input>:1:12: undefined field 'replica'\n | object.spec.replica > 1\n | ...........^")},
+            {"fieldRef": "spec.validations[1].messageExpression", "warning": per_kind(
+                "ERROR: <input>:1:16: undefined field 'dta'\n | 'max ' + params.dta.max\n | ...............^")}
+        ]}),
+        "{status}"
+    );
+
+    // Fixed, the next generation has no warnings left.
+    let (code, out) = kapi.request(
+        "PATCH",
+        &format!("{POLICIES}/typed"),
+        "application/merge-patch+json",
+        Some(&json!({"spec": {"validations": [{"expression": "object.spec.replicas > 1"}]}})),
+    );
+    assert_eq!(code, 200, "{out}");
+    assert_eq!(status_at(&kapi, "typed", 2)["typeChecking"], json!({}));
+
+    // Wildcards name no kind to check against, as in kube.
+    create(
+        &kapi,
+        POLICIES,
+        json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": "wild"},
+            "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": ["*"], "apiVersions": ["*"],
+                    "operations": ["CREATE"], "resources": ["*"]}]},
+                "validations": [{"expression": "object.nothing.here == 1"}]}}),
+    );
+    assert_eq!(status_at(&kapi, "wild", 1)["typeChecking"], json!({}));
+}

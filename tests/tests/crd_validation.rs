@@ -1,6 +1,7 @@
 //! CustomResourceDefinitions written through the API are checked as kube-apiserver checks
-//! them: every real CRD in the shared testdata is accepted, and a non-structural one is
-//! refused with a 422 naming each problem's field path.
+//! them: every real CRD in the shared testdata is accepted, and a non-structural one, or
+//! one whose CEL rules name missing fields or cost too much, is refused with a 422
+//! naming each problem's field path.
 
 use kapi_tests::{Backend, Kapi};
 use serde_json::{Value, json};
@@ -77,4 +78,69 @@ fn a_non_structural_crd_is_refused_with_field_paths() {
     assert_eq!(code, 422, "{status}");
     let (_, list) = kapi.request("GET", CRDS, JSON, None);
     assert_eq!(list["items"], json!([]));
+}
+
+#[test]
+fn cel_rules_are_checked_against_the_schema_when_the_crd_is_written() {
+    let kapi = Kapi::start(Backend::Embedded);
+    let rules = |rule: &str| {
+        crd(json!({
+            "type": "object",
+            "properties": {"spec": {
+                "type": "object",
+                "properties": {"shelves": {"type": "integer"},
+                               "tags": {"type": "array", "items": {"type": "string"}}},
+                "x-kubernetes-validations": [{"rule": rule}]
+            }}
+        }))
+    };
+    let causes = |status: &Value| -> Vec<String> {
+        status["details"]["causes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                format!(
+                    "{}: {}",
+                    c["field"].as_str().unwrap(),
+                    c["message"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    let at = "spec.versions[0].schema.openAPIV3Schema";
+    let (code, status) = kapi.request("POST", CRDS, JSON, Some(&rules("self.shelfs > 0")));
+    assert_eq!(code, 422, "{status}");
+    assert_eq!(
+        causes(&status),
+        [format!(
+            "{at}.properties[spec].x-kubernetes-validations[0].rule: Invalid value: \"self.shelfs > 0\": compilation failed: ERROR: <input>:1:5: undefined field 'shelfs'\n | self.shelfs > 0\n | ....^"
+        )]
+    );
+    let quadratic = "self.tags.all(a, self.tags.all(b, a == b))";
+    let (code, status) = kapi.request("POST", CRDS, JSON, Some(&rules(quadratic)));
+    assert_eq!(code, 422, "{status}");
+    let hint = "(try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)";
+    assert_eq!(
+        causes(&status),
+        [
+            format!(
+                "{at}.properties[spec].x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x {hint}"
+            ),
+            format!(
+                "{at}.properties[spec].x-kubernetes-validations[0].rule: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema"
+            ),
+            format!(
+                "{at}: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x {hint}"
+            ),
+        ]
+    );
+    // Bounded, the same rule is cheap enough, and the CRD is served.
+    let mut bounded = rules(quadratic);
+    let tags = &mut bounded["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+        ["properties"]["tags"];
+    tags["maxItems"] = json!(16);
+    tags["items"]["maxLength"] = json!(64);
+    let (code, status) = kapi.request("POST", CRDS, JSON, Some(&bounded));
+    assert_eq!(code, 201, "{status}");
 }

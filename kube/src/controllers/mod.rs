@@ -6,12 +6,14 @@
 //! - [`garbage_collector`]: `ownerReferences` with Background, Foreground and Orphan
 //!   propagation;
 //! - [`service_account`]: a `default` ServiceAccount in every namespace;
-//! - [`resource_quota`]: ResourceQuota usage.
+//! - [`resource_quota`]: ResourceQuota usage;
+//! - [`admission_policy_status`]: ValidatingAdmissionPolicies' type checking.
 
 /// The field manager of the controllers' writes, as kube's controllers run in
 /// `kube-controller-manager`.
 pub(crate) const MANAGER: &str = "kube-controller-manager";
 
+pub mod admission_policy_status;
 pub mod garbage_collector;
 pub mod namespace;
 pub mod resource_quota;
@@ -29,6 +31,7 @@ pub async fn run(registry: Arc<Registry>, shutdown: watch::Receiver<bool>) {
         namespace::run(registry.clone(), shutdown.clone()),
         service_account::run(registry.clone(), shutdown.clone()),
         resource_quota::run(registry.clone(), shutdown.clone()),
+        admission_policy_status::run(registry.clone(), shutdown.clone()),
         garbage_collector::run(registry, shutdown),
     );
 }

@@ -2,7 +2,7 @@
 //! library and its strings extension (`checker/cost.go`), and kube-apiserver's for
 //! the Kubernetes list and regex functions (`apiserver/pkg/cel/library/cost.go`).
 
-use super::estimate::{Shape, Ty, Val, scalar_ty, shape, value_of};
+use super::types::{Shape, Ty, Val, scalar_ty, shape, value_of};
 
 /// What cel-go multiplies a string's length by to traverse it once.
 const STRING_TRAVERSAL: f64 = 0.1;

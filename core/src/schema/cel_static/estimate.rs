@@ -4,39 +4,8 @@
 use cel::IdedExpr;
 use cel::common::ast::{EntryExpr, Expr, LiteralValue, SourceInfo};
 
-use super::sizes::{MAX_REQUEST_BYTES, max_size};
-use crate::schema::{AdditionalProperties, Schema, SchemaType};
-
-/// What a value in an expression is known to be.
-#[derive(Clone, Debug)]
-pub enum Ty<'s> {
-    /// A value the schema node describes.
-    Node(&'s Schema),
-    /// The root of a resource (or an embedded one), whose `apiVersion`, `kind` and
-    /// `metadata` are there even where its schema leaves them out.
-    Resource(&'s Schema),
-    /// A resource's `metadata` that its schema does not describe: CEL sees its `name`
-    /// and `generateName` only.
-    MetaNames,
-    /// A list the expression builds, with its items' type and largest size.
-    List(Box<Ty<'s>>, Option<u64>),
-    /// `string`
-    String,
-    /// `bytes`
-    Bytes,
-    /// `int`
-    Int,
-    /// `uint`
-    Uint,
-    /// `double`
-    Double,
-    /// `bool`
-    Bool,
-    /// `null`
-    Null,
-    /// Anything; nothing about it is checked.
-    Dyn,
-}
+use super::types::{Root, Shape, Ty, Val, item_ty, shape, value_of};
+use crate::schema::{Schema, SchemaType};
 
 /// What [`check`] found out about an expression that passed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,109 +54,6 @@ fn report(info: &SourceInfo, id: u64, msg: &str) -> String {
         "ERROR: <input>:{line}:{col}: {msg}\n | {text}\n | {}^",
         ".".repeat(col - 1)
     )
-}
-
-/// A step's type, its largest size (characters, items or entries) where known, and
-/// the most it costs.
-#[derive(Clone, Debug)]
-pub(super) struct Val<'s> {
-    pub(super) ty: Ty<'s>,
-    pub(super) size: Option<u64>,
-    pub(super) cost: u64,
-}
-
-pub(super) fn value_of(ty: Ty<'_>) -> Val<'_> {
-    let size = match &ty {
-        Ty::Node(n) | Ty::Resource(n) => max_size(n),
-        Ty::String => Some(MAX_REQUEST_BYTES - 2),
-        Ty::Int | Ty::Uint | Ty::Double | Ty::Bool | Ty::Null => Some(1),
-        _ => None,
-    };
-    Val { ty, size, cost: 0 }
-}
-
-/// What a value can be used as.
-pub(super) enum Shape<'s> {
-    Object { node: &'s Schema, resource: bool },
-    Map(&'s Schema),
-    List(Ty<'s>, Option<u64>),
-    Scalar(&'static str),
-    MetaNames,
-    Dyn,
-}
-
-fn item_ty(node: &Schema) -> Ty<'_> {
-    if node.x_embedded_resource {
-        Ty::Resource(node)
-    } else {
-        Ty::Node(node)
-    }
-}
-
-pub(super) fn shape<'s>(ty: &Ty<'s>) -> Shape<'s> {
-    let node = match ty {
-        Ty::Node(n) => *n,
-        Ty::Resource(n) => {
-            return Shape::Object {
-                node: n,
-                resource: true,
-            };
-        }
-        Ty::MetaNames => return Shape::MetaNames,
-        Ty::List(item, size) => return Shape::List((**item).clone(), *size),
-        Ty::String => return Shape::Scalar("string"),
-        Ty::Bytes => return Shape::Scalar("bytes"),
-        Ty::Int => return Shape::Scalar("int"),
-        Ty::Uint => return Shape::Scalar("uint"),
-        Ty::Double => return Shape::Scalar("double"),
-        Ty::Bool => return Shape::Scalar("bool"),
-        Ty::Null => return Shape::Scalar("null_type"),
-        Ty::Dyn => return Shape::Dyn,
-    };
-    if node.x_int_or_string {
-        return Shape::Dyn;
-    }
-    match node.type_ {
-        Some(SchemaType::String) => match node.format.as_deref() {
-            Some("byte") => Shape::Scalar("bytes"),
-            // Timestamps and durations in CEL; kapi does not type them.
-            Some("date" | "date-time" | "duration") => Shape::Dyn,
-            _ => Shape::Scalar("string"),
-        },
-        Some(SchemaType::Integer) => Shape::Scalar("int"),
-        Some(SchemaType::Number) => Shape::Scalar("double"),
-        Some(SchemaType::Boolean) => Shape::Scalar("bool"),
-        Some(SchemaType::Array) => match &node.items {
-            Some(items) => Shape::List(item_ty(items), max_size(items)),
-            None => Shape::List(Ty::Dyn, None),
-        },
-        Some(SchemaType::Object) => match &node.additional_properties {
-            Some(AdditionalProperties::Schema(values)) => Shape::Map(values),
-            _ if node.x_embedded_resource => Shape::Object {
-                node,
-                resource: true,
-            },
-            // An object that declares no fields is taken as anything.
-            _ if node.properties.is_empty() => Shape::Dyn,
-            _ => Shape::Object {
-                node,
-                resource: false,
-            },
-        },
-        None => Shape::Dyn,
-    }
-}
-
-pub(super) fn scalar_ty(name: &str) -> Ty<'static> {
-    match name {
-        "string" => Ty::String,
-        "bytes" => Ty::Bytes,
-        "int" => Ty::Int,
-        "uint" => Ty::Uint,
-        "double" => Ty::Double,
-        "bool" => Ty::Bool,
-        _ => Ty::Dyn,
-    }
 }
 
 struct Walker<'s> {
@@ -277,9 +143,9 @@ impl<'s> Walker<'s> {
     /// on objects and maps).
     fn select(&mut self, id: u64, operand: &Ty<'s>, field: &str) -> (Ty<'s>, bool) {
         match shape(operand) {
-            Shape::Object { node, resource } => {
-                if resource {
-                    if let Some(ty) = resource_field(node, field) {
+            Shape::Object { node, root } => {
+                if root != Root::No {
+                    if let Some(ty) = resource_field(node, field, root) {
                         return (ty, true);
                     }
                 }
@@ -379,7 +245,7 @@ fn property<'s>(node: &'s Schema, field: &str) -> Option<&'s Schema> {
 
 /// `apiVersion`, `kind` and `metadata` of a resource where its schema leaves them out
 /// or, for `metadata`, does not describe `name` and `generateName`.
-fn resource_field<'s>(node: &'s Schema, field: &str) -> Option<Ty<'s>> {
+fn resource_field<'s>(node: &'s Schema, field: &str, root: Root) -> Option<Ty<'s>> {
     match field {
         "apiVersion" | "kind" if !node.properties.contains_key(field) => Some(Ty::String),
         "metadata" => {
@@ -390,7 +256,12 @@ fn resource_field<'s>(node: &'s Schema, field: &str) -> Option<Ty<'s>> {
                         .is_some_and(|p| p.type_ == Some(SchemaType::String))
                 })
             });
-            Some(described.map_or(Ty::MetaNames, Ty::Node))
+            let undescribed = if root == Root::Full {
+                Ty::Dyn
+            } else {
+                Ty::MetaNames
+            };
+            Some(described.map_or(undescribed, Ty::Node))
         }
         _ => None,
     }

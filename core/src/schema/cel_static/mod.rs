@@ -19,10 +19,12 @@ mod calls;
 mod escaping;
 mod estimate;
 mod sizes;
+mod types;
 
 pub use escaping::escape;
-pub use estimate::{Estimate, Ty, check};
+pub use estimate::{Estimate, check};
 pub use sizes::{MAX_REQUEST_BYTES, max_cardinality, min_serialized_size};
+pub use types::Ty;
 
 #[cfg(test)]
 mod tests;
