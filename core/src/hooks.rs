@@ -11,6 +11,11 @@ use crate::field::ErrorList;
 /// Every method has a default that does nothing, so an implementation overrides only
 /// what it needs. Hooks run after the schema's own defaulting, pruning and validation.
 pub trait Hooks<R>: Default + Send + Sync + 'static {
+    /// Mends, before anything else reads the object, what a Go client sends that the
+    /// typed form cannot hold: a list field without `omitempty` that is empty goes
+    /// out as `null`, and kube reads it as empty (see [`empty_list_if_null`]).
+    fn normalize(&self, _obj: &mut Value) {}
+
     /// Extra defaulting, after the schema's defaults.
     fn apply_defaults(&self, _obj: &mut R) {}
 
@@ -142,4 +147,25 @@ pub enum SubresourceError {
     Invalid(ErrorList),
     /// The request makes no sense (400).
     BadRequest(String),
+}
+
+/// Sets the list at `path` to `[]` where it is `null` or absent (and its parent is
+/// there), as kube decodes a Go client's nil slice.
+pub fn empty_list_if_null(obj: &mut Value, path: &[&str]) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
+    let mut at = obj;
+    for p in parents {
+        match at.get_mut(*p) {
+            Some(next) if next.is_object() => at = next,
+            _ => return,
+        }
+    }
+    if let Some(map) = at.as_object_mut() {
+        let slot = map.entry(last.to_string()).or_insert(Value::Null);
+        if slot.is_null() {
+            *slot = Value::Array(Vec::new());
+        }
+    }
 }

@@ -356,6 +356,7 @@ impl<R: Resource> ObjectStrategy for TypedStrategy<R> {
         self.hooks.name_rule()
     }
     fn prepare_for_create(&self, obj: &mut Value) {
+        self.hooks.normalize(obj);
         generic_prepare_for_create(
             R::info(),
             R::schema(),
@@ -371,6 +372,7 @@ impl<R: Resource> ObjectStrategy for TypedStrategy<R> {
         }
     }
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+        self.hooks.normalize(new);
         generic_prepare_for_update(R::info(), R::schema(), new, old);
         if let Ok(old_typed) = Self::typed(old) {
             Self::with_typed(new, |o| {

@@ -380,3 +380,42 @@ fn service_cidrs(kapi: &Kapi) {
         ]
     );
 }
+
+/// Go clients send an empty list without `omitempty` as `null`; kube reads it as empty.
+/// So do EndpointSlice, CSINode and LimitRange here (kapi answers with `[]`).
+#[test]
+fn lists_go_clients_send_as_null_are_empty() {
+    let kapi = Kapi::start(Backend::Embedded);
+    for (name, endpoints) in [("null", Some(Value::Null)), ("absent", None)] {
+        let mut body = slice(name, json!({}));
+        match endpoints {
+            Some(v) => body["endpoints"] = v,
+            None => {
+                body.as_object_mut().expect("slice").remove("endpoints");
+            }
+        }
+        let (code, out) = kapi.request("POST", SLICES, "application/json", Some(&body));
+        assert_eq!(code, 201, "{name}: {out}");
+        assert_eq!(out["endpoints"], json!([]), "{out}");
+    }
+    let (code, out) = kapi.request(
+        "POST",
+        "/apis/storage.k8s.io/v1/csinodes",
+        "application/json",
+        Some(
+            &json!({"apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
+            "metadata": {"name": "node-1"}, "spec": {"drivers": null}}),
+        ),
+    );
+    assert_eq!(code, 201, "{out}");
+    assert_eq!(out["spec"]["drivers"], json!([]), "{out}");
+    let (code, out) = kapi.request(
+        "POST",
+        "/api/v1/namespaces/default/limitranges",
+        "application/json",
+        Some(&json!({"apiVersion": "v1", "kind": "LimitRange",
+            "metadata": {"name": "none"}, "spec": {"limits": null}})),
+    );
+    assert_eq!(code, 201, "{out}");
+    assert_eq!(out["spec"]["limits"], json!([]), "{out}");
+}

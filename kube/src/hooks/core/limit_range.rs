@@ -7,6 +7,7 @@
 
 use kapi_core::meta::qualified_name_errors;
 use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
+use serde_json::Value;
 
 use crate::generated::core::v1::LimitRange;
 
@@ -15,6 +16,11 @@ use crate::generated::core::v1::LimitRange;
 pub struct LimitRangeHooks;
 
 impl Hooks<LimitRange> for LimitRangeHooks {
+    /// A LimitRange without limits (`limits: null` from Go) has none.
+    fn normalize(&self, obj: &mut Value) {
+        kapi_core::hooks::empty_list_if_null(obj, &["spec", "limits"]);
+    }
+
     fn tracks_generation(&self) -> bool {
         false
     }

@@ -416,6 +416,11 @@ fn changed(new: &EndpointSlice, old: &EndpointSlice) -> bool {
 }
 
 impl Hooks<EndpointSlice> for EndpointSliceHooks {
+    /// A slice with no endpoints, as Go clients send it (`endpoints: null`), is empty.
+    fn normalize(&self, obj: &mut Value) {
+        kapi_core::hooks::empty_list_if_null(obj, &["endpoints"]);
+    }
+
     fn allow_unconditional_update(&self) -> bool {
         true
     }

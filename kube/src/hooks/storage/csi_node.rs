@@ -104,6 +104,11 @@ fn fixed_part(driver: &CSINodeDriver) -> CSINodeDriver {
 }
 
 impl Hooks<CSINode> for CsiNodeHooks {
+    /// A node with no drivers, as the kubelet sends it (`drivers: null`), has none.
+    fn normalize(&self, obj: &mut Value) {
+        kapi_core::hooks::empty_list_if_null(obj, &["spec", "drivers"]);
+    }
+
     fn tracks_generation(&self) -> bool {
         false
     }
