@@ -51,6 +51,27 @@ fn get(kapi: &Kapi, path: &str) -> Value {
     obj
 }
 
+/// The schema's `Dangling` condition once its status is `status`, polled (the config
+/// controller writes it after the schema or its level changes), bounded.
+fn dangling(kapi: &Kapi, path: &str, status: &str) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let obj = get(kapi, path);
+        let condition = obj["status"]["conditions"]
+            .as_array()
+            .and_then(|cs| cs.iter().find(|c| c["type"] == "Dangling"))
+            .cloned();
+        if let Some(c) = condition.filter(|c| c["status"] == status) {
+            return c;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never Dangling={status}: {obj}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 fn names(kapi: &Kapi, path: &str) -> Vec<String> {
     let mut names: Vec<String> = get(kapi, path)["items"]
         .as_array()
@@ -219,9 +240,13 @@ fn bootstrap_configuration() {
             json!("50")
         ]
     );
+    // Every bootstrap schema names a bootstrap level: none is Dangling.
+    for name in names(&kapi, SCHEMAS) {
+        dangling(&kapi, &format!("{SCHEMAS}/{name}"), "False");
+    }
     assert_eq!(
         row(&kapi, SCHEMAS, "exempt", SCHEMA_COLUMNS),
-        vec![json!("exempt"), json!("1"), json!("<none>"), json!("?")]
+        vec![json!("exempt"), json!("1"), json!("<none>"), json!("False")]
     );
     assert_eq!(
         row(&kapi, SCHEMAS, "catch-all", SCHEMA_COLUMNS),
@@ -229,7 +254,7 @@ fn bootstrap_configuration() {
             json!("catch-all"),
             json!("10000"),
             json!("ByUser"),
-            json!("?")
+            json!("False")
         ]
     );
 
@@ -517,17 +542,24 @@ fn flow_schemas() {
          nonResourceRules has to be non-empty]"
     );
 
-    // Status only through /status; the Dangling condition shows as MissingPL.
+    // kube-apiserver's config controller writes the Dangling condition, which shows as
+    // MissingPL: False while the level named exists.
     let path = format!("{SCHEMAS}/batch");
-    let dangling = json!({"conditions": [{"type": "Dangling", "status": "False"}]});
-    let mut with_status = created.clone();
-    with_status["status"] = dangling.clone();
-    assert_eq!(update(&kapi, &path, &with_status)["status"], json!({}));
-    let mut with_status = get(&kapi, &path);
-    with_status["status"] = dangling;
-    let updated = update(&kapi, &format!("{path}/status"), &with_status);
-    assert_eq!(updated["status"]["conditions"][0]["status"], "False");
-    assert_eq!(updated["metadata"]["generation"], 1, "{updated}");
+    let found = dangling(&kapi, &path, "False");
+    assert_eq!(found["reason"], "Found", "{found}");
+    assert_eq!(
+        found["message"],
+        "This FlowSchema references the PriorityLevelConfiguration object named \"workload-low\" \
+         and it exists"
+    );
+    // Status only through /status: an update of the object keeps the stored one.
+    let stored = get(&kapi, &path);
+    let mut with_status = stored.clone();
+    with_status["status"] = json!({"conditions": []});
+    assert_eq!(
+        update(&kapi, &path, &with_status)["status"],
+        stored["status"]
+    );
     assert_eq!(
         row(&kapi, SCHEMAS, "batch", SCHEMA_COLUMNS),
         vec![
@@ -554,6 +586,36 @@ fn flow_schemas() {
             json!("False")
         ]
     );
+
+    // A schema naming a level that does not exist is Dangling until the level appears.
+    let orphan = json!({
+        "priorityLevelConfiguration": {"name": "nowhere"},
+        "rules": [{"subjects": [{"kind": "Group", "group": {"name": "lost"}}],
+                   "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["/lost"]}]}],
+    });
+    create(&kapi, SCHEMAS, schema("orphan", orphan));
+    let orphan_path = format!("{SCHEMAS}/orphan");
+    let missing = dangling(&kapi, &orphan_path, "True");
+    assert_eq!(missing["reason"], "NotFound", "{missing}");
+    assert_eq!(
+        missing["message"],
+        "This FlowSchema references the PriorityLevelConfiguration object named \"nowhere\" \
+         but there is no such object"
+    );
+    assert_eq!(
+        row(&kapi, SCHEMAS, "orphan", SCHEMA_COLUMNS)[3],
+        json!("True")
+    );
+    create(
+        &kapi,
+        LEVELS,
+        level(
+            "nowhere",
+            json!({"type": "Limited", "limited": {"limitResponse": {"type": "Reject"}}}),
+        ),
+    );
+    let now_found = dangling(&kapi, &orphan_path, "False");
+    assert_eq!(now_found["reason"], "Found", "{now_found}");
 
     // kubectl prints kube's columns.
     let rows = kubectl_rows(&kapi, &["get", "flowschemas", "batch"]);

@@ -65,14 +65,23 @@ fn round_trip(kapi: &Kapi, release: Option<&str>, kinds: &[Kind]) {
             "kubectl {which}"
         );
 
-        let out = kapi.kubectl_ok(release, &["get", resource, name], None);
-        let lines = words(&out);
-        assert_eq!(lines.len(), 2, "kubectl {which} get {resource}:\n{out}");
-        assert_eq!(lines[0], kind.header, "kubectl {which}:\n{out}");
-        let age = kind.header.iter().position(|c| *c == "AGE").expect("AGE");
-        let mut row = lines[1].clone();
-        row.remove(age);
-        assert_eq!(row, kind.row, "kubectl {which}:\n{out}");
+        // A column a controller fills (FlowSchema's MissingPL) settles shortly after the
+        // create: the row is read again until it does, bounded.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let out = kapi.kubectl_ok(release, &["get", resource, name], None);
+            let lines = words(&out);
+            assert_eq!(lines.len(), 2, "kubectl {which} get {resource}:\n{out}");
+            assert_eq!(lines[0], kind.header, "kubectl {which}:\n{out}");
+            let age = kind.header.iter().position(|c| *c == "AGE").expect("AGE");
+            let mut row = lines[1].clone();
+            row.remove(age);
+            if row == kind.row || std::time::Instant::now() > deadline {
+                assert_eq!(row, kind.row, "kubectl {which}:\n{out}");
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
 
         if minor(release) >= kind.describe_since {
             let out = kapi.kubectl_ok(release, &["describe", resource, name], None);

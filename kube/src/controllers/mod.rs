@@ -7,13 +7,16 @@
 //!   propagation;
 //! - [`service_account`]: a `default` ServiceAccount in every namespace;
 //! - [`resource_quota`]: ResourceQuota usage;
-//! - [`admission_policy_status`]: ValidatingAdmissionPolicies' type checking.
+//! - [`admission_policy_status`]: ValidatingAdmissionPolicies' type checking;
+//! - [`flow_schema_dangling`]: FlowSchemas' `Dangling` condition (kube-apiserver's own
+//!   priority-and-fairness config controller).
 
 /// The field manager of the controllers' writes, as kube's controllers run in
 /// `kube-controller-manager`.
 pub(crate) const MANAGER: &str = "kube-controller-manager";
 
 pub mod admission_policy_status;
+pub mod flow_schema_dangling;
 pub mod garbage_collector;
 pub mod namespace;
 pub mod resource_quota;
@@ -32,6 +35,7 @@ pub async fn run(registry: Arc<Registry>, shutdown: watch::Receiver<bool>) {
         service_account::run(registry.clone(), shutdown.clone()),
         resource_quota::run(registry.clone(), shutdown.clone()),
         admission_policy_status::run(registry.clone(), shutdown.clone()),
+        flow_schema_dangling::run(registry.clone(), shutdown.clone()),
         garbage_collector::run(registry, shutdown),
     );
 }

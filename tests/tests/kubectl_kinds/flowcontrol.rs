@@ -33,7 +33,7 @@ pub const KINDS: &[Kind] = &[
             "AGE",
             "MISSINGPL",
         ],
-        row: &["batch-jobs", "workload-low", "2000", "ByUser", "?"],
+        row: &["batch-jobs", "workload-low", "2000", "ByUser", "False"],
         described: &[
             "Name:",
             "batch-jobs",

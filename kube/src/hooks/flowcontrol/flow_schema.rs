@@ -20,9 +20,9 @@
 //! `Dangling` condition, `?` without one).
 //!
 //! Deliberate differences from kube-apiserver: the spec shown by "must equal the fixed
-//! value" is JSON where kube prints the Go struct (with pointer addresses); no
-//! controller sets the `Dangling` condition, so MissingPL shows `?` until a client
-//! writes one.
+//! value" is JSON where kube prints the Go struct (with pointer addresses). The
+//! `Dangling` condition is written by `controllers/flow_schema_dangling.rs`, as by
+//! kube-apiserver's config controller.
 
 use kapi_core::meta::{dns1123_label_errors, dns1123_subdomain_errors};
 use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
