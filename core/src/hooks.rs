@@ -19,6 +19,18 @@ pub trait Hooks<R>: Default + Send + Sync + 'static {
     /// Extra defaulting, after the schema's defaults.
     fn apply_defaults(&self, _obj: &mut R) {}
 
+    /// Warnings for the client about a valid object being created (kube's
+    /// `WarningsOnCreate`): deprecated fields, values in a form a later release will
+    /// refuse. They reach the client as `Warning` headers.
+    fn warnings_on_create(&self, _obj: &R) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// [`Hooks::warnings_on_create`] for an update (kube's `WarningsOnUpdate`).
+    fn warnings_on_update(&self, _new: &R, _old: &R) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Called on create, after the generic preparation (status cleared, generation 1).
     fn prepare_for_create(&self, _obj: &mut R) {}
 

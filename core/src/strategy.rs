@@ -48,6 +48,18 @@ pub trait ObjectStrategy: Send + Sync + 'static {
     /// Validates an update (including CEL transition rules and immutable fields).
     fn validate_update(&self, new: &Value, old: &Value) -> ErrorList;
 
+    /// Warnings for the client about a valid new object; see
+    /// [`Hooks::warnings_on_create`].
+    fn warnings_on_create(&self, _obj: &Value) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Warnings for the client about a valid update; see
+    /// [`Hooks::warnings_on_update`].
+    fn warnings_on_update(&self, _new: &Value, _old: &Value) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Whether updates may omit `resourceVersion`; see
     /// [`Hooks::allow_unconditional_update`].
     fn allow_unconditional_update(&self) -> bool {
@@ -407,6 +419,15 @@ impl<R: Resource> ObjectStrategy for TypedStrategy<R> {
             }
         }
         errs
+    }
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        Self::typed(obj).map_or_else(|_| Vec::new(), |t| self.hooks.warnings_on_create(&t))
+    }
+    fn warnings_on_update(&self, new: &Value, old: &Value) -> Vec<String> {
+        match (Self::typed(new), Self::typed(old)) {
+            (Ok(n), Ok(o)) => self.hooks.warnings_on_update(&n, &o),
+            _ => Vec::new(),
+        }
     }
     fn allow_unconditional_update(&self) -> bool {
         self.hooks.allow_unconditional_update()

@@ -419,3 +419,64 @@ fn lists_go_clients_send_as_null_are_empty() {
     assert_eq!(code, 201, "{out}");
     assert_eq!(out["spec"]["limits"], json!([]), "{out}");
 }
+
+/// kube's `WarningsOnCreate`/`WarningsOnUpdate` reach the client as `Warning` headers:
+/// FQDN slices are deprecated, and addresses not in their standard form are named,
+/// except in what kube's own controllers write.
+#[test]
+fn endpoint_warnings_reach_the_client() {
+    let kapi = Kapi::start(Backend::Embedded);
+    let post = |path: &str, body: &Value| {
+        let bytes = serde_json::to_vec(body).expect("json");
+        kapi.exchange("POST", path, "application/json", None, Some(&bytes))
+    };
+    let fqdn = slice(
+        "names",
+        json!({"addressType": "FQDN", "endpoints": [{"addresses": ["db.example.com"]}]}),
+    );
+    let out = post(SLICES, &fqdn);
+    assert_eq!(out.code, 201, "{}", out.body);
+    assert_eq!(
+        out.warnings,
+        ["299 - \"spec.addressType: FQDN endpoints are deprecated\""]
+    );
+    let odd = slice(
+        "odd",
+        json!({"addressType": "IPv6", "endpoints": [{"addresses": ["2001:db8:0:0::2", "2001:db8::3"]}]}),
+    );
+    let out = post(SLICES, &odd);
+    assert_eq!(out.code, 201, "{}", out.body);
+    assert_eq!(
+        out.warnings,
+        [
+            "299 - \"endpoints[0].addresses[0]: IPv6 address \\\"2001:db8:0:0::2\\\" should be in RFC 5952 canonical format (\\\"2001:db8::2\\\")\""
+        ]
+    );
+    // What kube's EndpointSlice controller writes is trusted.
+    let mut managed = odd.clone();
+    managed["metadata"]["name"] = json!("managed");
+    managed["metadata"]["labels"]["endpointslice.kubernetes.io/managed-by"] =
+        json!("endpointslice-controller.k8s.io");
+    let out = post(SLICES, &managed);
+    assert_eq!(out.code, 201, "{}", out.body);
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    // Core Endpoints, on update too.
+    let endpoints = json!({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "web"},
+        "subsets": [{"addresses": [{"ip": "10.0.0.1"}], "notReadyAddresses": [{"ip": "::ffff:10.0.0.2"}]}]});
+    let out = post("/api/v1/namespaces/default/endpoints", &endpoints);
+    assert_eq!(out.code, 201, "{}", out.body);
+    let expected = [
+        "299 - \"subsets[0].notReadyAddresses[0].ip: non-standard IP address \\\"::ffff:10.0.0.2\\\" will be considered invalid in a future Kubernetes release: use \\\"10.0.0.2\\\"\"",
+    ];
+    assert_eq!(out.warnings, expected);
+    let bytes = serde_json::to_vec(&endpoints).expect("json");
+    let out = kapi.exchange(
+        "PUT",
+        "/api/v1/namespaces/default/endpoints/web",
+        "application/json",
+        None,
+        Some(&bytes),
+    );
+    assert_eq!(out.code, 200, "{}", out.body);
+    assert_eq!(out.warnings, expected);
+}

@@ -20,6 +20,7 @@ pub mod core;
 mod discovery;
 mod events;
 mod flowcontrol;
+mod ip_warnings;
 mod networking;
 mod node;
 mod policy;

@@ -365,7 +365,7 @@ impl Store {
             return Err(ApiError::forbidden(info, object::name(&obj), why));
         }
         self.check_identity(&mut obj, namespace)?;
-        let warnings = self.unknown_fields(&obj, opts.field_validation)?;
+        let mut warnings = self.unknown_fields(&obj, opts.field_validation)?;
         object::prune_metadata(&mut obj);
         if let Some(admission) = &opts.admission {
             // Mutating admission sees the object as sent, before the strategy and the
@@ -413,6 +413,7 @@ impl Store {
         if !errs.is_empty() {
             return Err(ApiError::invalid(info, &name, &errs));
         }
+        warnings.extend(self.strategy.warnings_on_create(&obj));
         self.check_namespace(namespace, &name).await?;
         if let Some(admission) = &opts.admission {
             let request = self.admission_request(Operation::Create, "", namespace, &name, opts);

@@ -115,6 +115,9 @@ impl Store {
             if !errs.is_empty() {
                 return Err(ApiError::invalid(&info, name, &errs));
             }
+            if matches!(sub, Subresource::Main) {
+                warnings.extend(self.strategy.warnings_on_update(&new, &old));
+            }
             if let Some(admission) = &opts.admission {
                 admission.validate(&request, Some(&new), Some(&old)).await?;
             }

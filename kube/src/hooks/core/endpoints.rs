@@ -8,6 +8,7 @@ use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
 use serde_json::Value;
 
 use crate::generated::core::v1::Endpoints;
+use crate::hooks::ip_warnings::ip_warning;
 
 use super::service::{INVALID_IP, port_num_errors};
 
@@ -63,9 +64,43 @@ fn format_endpoints(ep: &Endpoints) -> String {
     }
 }
 
+/// kube's `endpointsWarnings`, which trusts the Endpoints its controller writes.
+fn address_warnings(ep: &Endpoints) -> Vec<String> {
+    let managed_by = ep
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get("endpoints.kubernetes.io/managed-by"));
+    if managed_by.is_some_and(|m| m == "endpoint-controller") {
+        return Vec::new();
+    }
+    let mut warnings = Vec::new();
+    for (i, ss) in ep.subsets.iter().flatten().enumerate() {
+        let lists = [
+            ("addresses", ss.addresses.as_deref()),
+            ("notReadyAddresses", ss.not_ready_addresses.as_deref()),
+        ];
+        for (list, addresses) in lists {
+            for (j, a) in addresses.unwrap_or_default().iter().enumerate() {
+                let path = format!("subsets[{i}].{list}[{j}].ip");
+                warnings.extend(ip_warning(&path, &a.ip));
+            }
+        }
+    }
+    warnings
+}
+
 impl Hooks<Endpoints> for EndpointsHooks {
     fn tracks_generation(&self) -> bool {
         false
+    }
+
+    fn warnings_on_create(&self, ep: &Endpoints) -> Vec<String> {
+        address_warnings(ep)
+    }
+
+    fn warnings_on_update(&self, new: &Endpoints, _old: &Endpoints) -> Vec<String> {
+        address_warnings(new)
     }
 
     fn allow_unconditional_update(&self) -> bool {

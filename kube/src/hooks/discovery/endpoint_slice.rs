@@ -39,6 +39,7 @@ use serde_json::Value;
 
 use crate::generated::api::discovery::v1::{Endpoint, EndpointHints, EndpointPort};
 use crate::generated::discovery_k8s_io::v1::EndpointSlice;
+use crate::hooks::ip_warnings::ip_warning;
 use crate::hooks::strings;
 
 /// The hooks of EndpointSlice.
@@ -415,6 +416,30 @@ fn changed(new: &EndpointSlice, old: &EndpointSlice) -> bool {
         || labels(new) != labels(old)
 }
 
+/// kube's `warnOnBadIPs`, which trusts the slices its own controllers write.
+fn address_warnings(slice: &EndpointSlice) -> Vec<String> {
+    let managed_by = slice
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get("endpointslice.kubernetes.io/managed-by"));
+    let trusted = [
+        "endpointslice-controller.k8s.io",
+        "endpointslicemirroring-controller.k8s.io",
+    ];
+    if managed_by.is_some_and(|m| trusted.contains(&m.as_str())) {
+        return Vec::new();
+    }
+    let mut warnings = Vec::new();
+    for (i, endpoint) in slice.endpoints.iter().enumerate() {
+        for (j, address) in endpoint.addresses.iter().enumerate() {
+            let path = format!("endpoints[{i}].addresses[{j}]");
+            warnings.extend(ip_warning(&path, address));
+        }
+    }
+    warnings
+}
+
 impl Hooks<EndpointSlice> for EndpointSliceHooks {
     /// A slice with no endpoints, as Go clients send it (`endpoints: null`), is empty.
     fn normalize(&self, obj: &mut Value) {
@@ -450,6 +475,22 @@ impl Hooks<EndpointSlice> for EndpointSliceHooks {
 
     fn validate(&self, slice: &EndpointSlice) -> ErrorList {
         validate_slice(slice)
+    }
+
+    /// kube's `WarningsOnCreate`: FQDN slices are deprecated, and addresses not in
+    /// their standard form are named.
+    fn warnings_on_create(&self, slice: &EndpointSlice) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if slice.address_type == "FQDN" {
+            warnings.push("spec.addressType: FQDN endpoints are deprecated".to_string());
+        }
+        warnings.extend(address_warnings(slice));
+        warnings
+    }
+
+    /// kube's `WarningsOnUpdate`: the addresses only.
+    fn warnings_on_update(&self, new: &EndpointSlice, _old: &EndpointSlice) -> Vec<String> {
+        address_warnings(new)
     }
 
     fn validate_update(&self, new: &EndpointSlice, old: &EndpointSlice) -> ErrorList {
