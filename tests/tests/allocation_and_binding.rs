@@ -417,3 +417,53 @@ fn approval_changes_only_the_conditions_of_a_csr() {
         )
     );
 }
+
+/// kube's `GetWarningsForService` reaches the client as `Warning` headers.
+#[test]
+fn service_warnings_reach_the_client() {
+    let kapi = Kapi::start(Backend::Embedded);
+    let post = |body: &Value| {
+        let bytes = serde_json::to_vec(body).expect("json");
+        kapi.exchange("POST", SERVICES, JSON, None, Some(&bytes))
+    };
+    let quoted = |w: &str| format!("299 - \"{}\"", w.replace('"', "\\\""));
+    let ports = json!([{"port": 80}]);
+    let headless = service(
+        "headless",
+        json!({"clusterIP": "None", "ports": ports, "externalIPs": ["2001:db8:0:0::5"],
+            "sessionAffinity": "ClientIP", "externalName": "db.example.com",
+            "trafficDistribution": "PreferClose"}),
+    );
+    let out = post(&headless);
+    assert_eq!(out.code, 201, "{}", out.body);
+    assert_eq!(
+        out.warnings,
+        [
+            "spec.externalIPs is ignored for headless services",
+            "spec.SessionAffinity is ignored for headless services",
+            "spec.externalIPs[0]: IPv6 address \"2001:db8:0:0::5\" should be in RFC 5952 canonical format (\"2001:db8::5\")",
+            "spec.externalName is ignored when spec.type is not \"ExternalName\"",
+            "spec.trafficDistribution: \"PreferClose\" is deprecated; use \"PreferSameZone\"",
+        ]
+        .map(quoted)
+    );
+    let balanced = service(
+        "balanced",
+        json!({"type": "LoadBalancer", "ports": ports,
+            "loadBalancerSourceRanges": ["10.0.0.8/24", "2001:db8:0:0::/64"]}),
+    );
+    let out = post(&balanced);
+    assert_eq!(out.code, 201, "{}", out.body);
+    assert_eq!(
+        out.warnings,
+        [
+            "spec.loadBalancerSourceRanges[0]: CIDR value \"10.0.0.8/24\" is ambiguous in this context (should be \"10.0.0.0/24\" or \"10.0.0.8/32\"?)",
+            "spec.loadBalancerSourceRanges[1]: IPv6 CIDR value \"2001:db8:0:0::/64\" should be in RFC 5952 canonical format (\"2001:db8::/64\")",
+        ]
+        .map(quoted)
+    );
+    // An allocated cluster IP is canonical: nothing to warn about.
+    let out = post(&service("plain", json!({"ports": ports})));
+    assert_eq!(out.code, 201, "{}", out.body);
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+}

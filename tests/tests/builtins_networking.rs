@@ -480,3 +480,17 @@ fn endpoint_warnings_reach_the_client() {
     assert_eq!(out.code, 200, "{}", out.body);
     assert_eq!(out.warnings, expected);
 }
+
+/// kubectl shows an Ingress's deprecated class annotation as kube's warning.
+#[test]
+fn kubectl_shows_the_ingress_class_annotation_warning() {
+    let kapi = Kapi::start(Backend::Embedded);
+    let yaml = "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: old-style\n  annotations:\n    kubernetes.io/ingress.class: nginx\nspec:\n  defaultBackend:\n    service:\n      name: web\n      port:\n        number: 80\n";
+    let out = kapi.kubectl_version(None, &["create", "-f", "-"], Some(yaml));
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("Warning: annotation \"kubernetes.io/ingress.class\" is deprecated, please use 'spec.ingressClassName' instead"),
+        "{stderr}"
+    );
+}

@@ -1,8 +1,9 @@
-//! kube's `GetWarningsForIP`: an address kube still accepts but a later release will
-//! not (IPv4 octets with leading zeros, IPv4-mapped IPv6), or IPv6 not written in the
-//! RFC 5952 canonical form, gets a warning saying what to write instead.
+//! kube's `GetWarningsForIP` and `GetWarningsForCIDR`: an address or CIDR kube still
+//! accepts but a later release will not (IPv4 octets with leading zeros, IPv4-mapped
+//! IPv6), one with bits set past its prefix, or IPv6 not written in the RFC 5952
+//! canonical form, gets a warning saying what to write instead.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Go's `netutils.ParseIPSloppy`: IPv4 octets may have leading zeros.
 fn parse_sloppy(s: &str) -> Option<IpAddr> {
@@ -42,9 +43,113 @@ pub fn ip_warning(path: &str, value: &str) -> Option<String> {
     }
 }
 
+/// The network of `ip` under a `prefix`-bit mask.
+fn network(ip: IpAddr, prefix: u32) -> IpAddr {
+    match ip {
+        IpAddr::V4(v4) => {
+            let mask = u32::MAX.checked_shl(32 - prefix).unwrap_or(0);
+            IpAddr::V4(Ipv4Addr::from(u32::from(v4) & mask))
+        }
+        IpAddr::V6(v6) => {
+            let mask = u128::MAX.checked_shl(128 - prefix).unwrap_or(0);
+            IpAddr::V6(Ipv6Addr::from(u128::from(v6) & mask))
+        }
+    }
+}
+
+/// Go's `IPNet.String()` of the network `ip/prefix`: IPv4-mapped networks as IPv4.
+fn go_net_string(ip: IpAddr, prefix: u32) -> String {
+    match network(ip, prefix) {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) if prefix >= 96 => format!("{v4}/{}", prefix - 96),
+            _ => format!("{v6}/{prefix}"),
+        },
+        v4 => format!("{v4}/{prefix}"),
+    }
+}
+
+/// The warnings for the CIDR `value` at `path` (kube's `GetWarningsForCIDR`).
+pub fn cidr_warnings(path: &str, value: &str) -> Vec<String> {
+    let Some((ip_str, prefix_str)) = value.split_once('/') else {
+        return Vec::new();
+    };
+    let Some(ip) = parse_sloppy(ip_str) else {
+        return Vec::new();
+    };
+    let bits = if ip.is_ipv4() { 32 } else { 128 };
+    let Some(prefix) = prefix_str
+        .parse::<u32>()
+        .ok()
+        .filter(|p| *p <= bits && prefix_str.bytes().all(|b| b.is_ascii_digit()))
+    else {
+        return Vec::new();
+    };
+    let ipnet = go_net_string(ip, prefix);
+    let mut warnings = Vec::new();
+    if network(ip, prefix) != ip {
+        let go_ip = match ip {
+            IpAddr::V6(v6) => v6
+                .to_ipv4_mapped()
+                .map_or(v6.to_string(), |v4| v4.to_string()),
+            v4 => v4.to_string(),
+        };
+        warnings.push(format!(
+            "{path}: CIDR value {value:?} is ambiguous in this context (should be {ipnet:?} or {single:?}?)",
+            single = format!("{go_ip}/{bits}")
+        ));
+    }
+    let mapped = matches!(ip, IpAddr::V6(v6) if v6.to_ipv4_mapped().is_some());
+    if ip_str.parse::<IpAddr>().is_err() || mapped || prefix_str != prefix.to_string() {
+        warnings.push(format!(
+            "{path}: non-standard CIDR value {value:?} will be considered invalid in a future Kubernetes release: use {ipnet:?}"
+        ));
+    }
+    if let IpAddr::V6(v6) = ip {
+        let canonical = format!("{v6}/{prefix}");
+        if warnings.is_empty() && canonical != value {
+            warnings.push(format!(
+                "{path}: IPv6 CIDR value {value:?} should be in RFC 5952 canonical format ({canonical:?})"
+            ));
+        }
+    }
+    warnings
+}
+
 #[cfg(test)]
 mod tests {
-    use super::ip_warning;
+    use super::{cidr_warnings, ip_warning};
+
+    /// kube's `TestGetWarningsForCIDR`, less the cases Go's parser alone accepts.
+    #[test]
+    fn cidr_warnings_as_kube_gives_them() {
+        let at = "spec.loadBalancerSourceRanges[0]";
+        assert!(cidr_warnings(at, "192.12.2.0/24").is_empty());
+        assert!(cidr_warnings(at, "2001:db8::/64").is_empty());
+        assert_eq!(
+            cidr_warnings(at, "192.12.2.0/024"),
+            [
+                r#"spec.loadBalancerSourceRanges[0]: non-standard CIDR value "192.12.2.0/024" will be considered invalid in a future Kubernetes release: use "192.12.2.0/24""#
+            ]
+        );
+        assert_eq!(
+            cidr_warnings(at, "::ffff:192.12.2.0/120"),
+            [
+                r#"spec.loadBalancerSourceRanges[0]: non-standard CIDR value "::ffff:192.12.2.0/120" will be considered invalid in a future Kubernetes release: use "192.12.2.0/24""#
+            ]
+        );
+        assert_eq!(
+            cidr_warnings(at, "192.12.2.8/24"),
+            [
+                r#"spec.loadBalancerSourceRanges[0]: CIDR value "192.12.2.8/24" is ambiguous in this context (should be "192.12.2.0/24" or "192.12.2.8/32"?)"#
+            ]
+        );
+        assert_eq!(
+            cidr_warnings(at, "2001:db8:0:0::/64"),
+            [
+                r#"spec.loadBalancerSourceRanges[0]: IPv6 CIDR value "2001:db8:0:0::/64" should be in RFC 5952 canonical format ("2001:db8::/64")"#
+            ]
+        );
+    }
 
     /// kube's `TestGetWarningsForIP`.
     #[test]

@@ -23,6 +23,7 @@ mod resource_quota;
 mod secret;
 pub(super) mod service;
 mod service_account;
+mod service_warnings;
 
 pub use component_status::ComponentStatusHooks;
 pub use config_map::ConfigMapHooks;

@@ -596,6 +596,14 @@ impl Hooks<Service> for ServiceHooks {
         false
     }
 
+    fn warnings_on_create(&self, svc: &Service) -> Vec<String> {
+        super::service_warnings::service_warnings(svc)
+    }
+
+    fn warnings_on_update(&self, new: &Service, _old: &Service) -> Vec<String> {
+        super::service_warnings::service_warnings(new)
+    }
+
     fn allow_unconditional_update(&self) -> bool {
         true
     }

@@ -244,6 +244,27 @@ impl Hooks<Ingress> for IngressHooks {
         validate_ingress(ing)
     }
 
+    /// kube's `WarningsOnCreate`: the class annotation without the class field.
+    fn warnings_on_create(&self, ing: &Ingress) -> Vec<String> {
+        let annotation = "kubernetes.io/ingress.class";
+        let annotated = ing
+            .metadata
+            .annotations
+            .as_ref()
+            .is_some_and(|a| a.contains_key(annotation));
+        let classed = ing
+            .spec
+            .as_ref()
+            .is_some_and(|s| s.ingress_class_name.is_some());
+        if annotated && !classed {
+            vec![format!(
+                "annotation {annotation:?} is deprecated, please use 'spec.ingressClassName' instead"
+            )]
+        } else {
+            Vec::new()
+        }
+    }
+
     fn validate_update(&self, new: &Ingress, _old: &Ingress) -> ErrorList {
         validate_ingress(new)
     }
