@@ -258,12 +258,17 @@ impl Builder {
         doc: Document,
         definitions: Option<&Definitions>,
     ) -> Result<ResourceDef, Vec<Diagnostic>> {
-        let crd =
-            CustomResourceDefinition::parse_with(&doc.value, definitions).map_err(|errs| {
-                errs.iter()
-                    .map(|e| doc.diagnostic(&e.path, e.body()))
-                    .collect::<Vec<_>>()
-            })?;
+        let diagnostics = |errs: &[kapi_core::FieldError]| {
+            errs.iter()
+                .map(|e| doc.diagnostic(&e.path, e.body()))
+                .collect::<Vec<_>>()
+        };
+        let crd = CustomResourceDefinition::parse_with(&doc.value, definitions)
+            .map_err(|errs| diagnostics(&errs))?;
+        let errs = crd.check_rules(None);
+        if !errs.is_empty() {
+            return Err(diagnostics(&errs));
+        }
         let hooks = self.hooks.get(&crd.name).cloned().or_else(|| {
             crd.annotations
                 .get(HOOKS_ANNOTATION)

@@ -92,6 +92,28 @@ impl CustomResourceDefinition {
         Self::parse_with(doc, None)
     }
 
+    /// The checks of CEL rules against their schemas that kube-apiserver makes when a
+    /// CRD is written ([`Schema::check_rules`]). On an update, `old` is the stored CRD:
+    /// a version whose schema it has unchanged is not checked again, as kube exempts
+    /// it, so that a CRD accepted once is not refused for an unrelated change.
+    pub fn check_rules(&self, old: Option<&Self>) -> ErrorList {
+        let mut errs = ErrorList::new();
+        for (i, v) in self.versions.iter().enumerate() {
+            let unchanged = old
+                .and_then(|o| o.versions.iter().find(|ov| ov.name == v.name))
+                .is_some_and(|ov| ov.schema_json == v.schema_json);
+            if unchanged {
+                continue;
+            }
+            let at = FieldPath::new("spec.versions")
+                .index(i)
+                .child("schema")
+                .child("openAPIV3Schema");
+            errs.extend(v.schema.check_rules(&at));
+        }
+        errs
+    }
+
     /// Like [`CustomResourceDefinition::parse`], resolving `$ref`s in the version schemas
     /// against `definitions` (kapi's schema files; see [`Definitions`]).
     pub fn parse_with(doc: &Value, definitions: Option<&Definitions>) -> Result<Self, ErrorList> {

@@ -5,11 +5,13 @@
 use kapi_core::schema::Schema;
 use serde_json::{Value, json};
 
+/// What parsing `v` and checking its rules as a CRD write does find.
 fn parse_errors(v: Value) -> Vec<String> {
-    match Schema::parse(&v) {
-        Ok(_) => Vec::new(),
-        Err(errs) => errs.iter().map(ToString::to_string).collect(),
-    }
+    let errs = match Schema::parse(&v) {
+        Ok(s) => s.check_rules(&kapi_core::field::FieldPath::root()),
+        Err(errs) => errs,
+    };
+    errs.iter().map(ToString::to_string).collect()
 }
 
 /// A list of at most `max_items` objects whose two strings of up to 2,500 characters
@@ -138,4 +140,38 @@ fn rules_see_fields_by_their_escaped_names_and_map_keys_as_they_are() {
             r#"spec: Invalid value: "object": size"#,
         ]
     );
+}
+
+#[test]
+fn a_crd_update_checks_only_the_versions_it_changes() {
+    use kapi_core::crd::CustomResourceDefinition;
+    let crd = |rule: &str| {
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "shelves.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                "names": {"kind": "Shelf", "plural": "shelves"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {
+                        "type": "object", "properties": {"books": {"type": "integer"}},
+                        "x-kubernetes-validations": [{"rule": rule}]}}}}}]}
+        })
+    };
+    // A stored CRD is served again whatever its rules (kube checks them on writes only).
+    let stored = CustomResourceDefinition::parse(&crd("self.bookz > 0")).unwrap();
+    let unchanged = CustomResourceDefinition::parse(&crd("self.bookz > 0")).unwrap();
+    assert!(unchanged.check_rules(Some(&stored)).is_empty());
+    let changed = CustomResourceDefinition::parse(&crd("self.bookz >= 0")).unwrap();
+    let errs: Vec<String> = changed
+        .check_rules(Some(&stored))
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0].starts_with("spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: \"self.bookz >= 0\": compilation failed: ERROR: <input>:1:5: undefined field 'bookz'"),
+        "{errs:?}"
+    );
+    assert_eq!(changed.check_rules(None).len(), 1);
 }

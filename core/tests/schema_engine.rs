@@ -753,6 +753,11 @@ fn every_testdata_crd_schema_parses() {
             schemas += 1;
             match Schema::parse_at(v, &at) {
                 Ok(s) => {
+                    // Its rules pass the checks kube makes when the CRD is written.
+                    let checked = s.check_rules(&at);
+                    if !checked.is_empty() {
+                        failures.push(format!("{}: {:?}", file.display(), messages(&checked)));
+                    }
                     // A minimal object passes through the whole pipeline without panicking.
                     let mut obj = json!({"apiVersion": "x/v1", "kind": "X", "metadata": {"name": "n"}, "spec": {}});
                     s.prune(&mut obj);

@@ -156,6 +156,22 @@ fn revision(kapi: &Kapi) -> i64 {
         .unwrap_or_else(|| panic!("a list has a resourceVersion: {list}"))
 }
 
+/// The store's revision once nothing writes any more (the built-in controllers finish
+/// their first passes shortly after the server is ready): unchanged for half a second,
+/// bounded.
+fn settled_revision(kapi: &Kapi) -> i64 {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut last = revision(kapi);
+    loop {
+        std::thread::sleep(Duration::from_millis(500));
+        let now = revision(kapi);
+        if now == last || Instant::now() > deadline {
+            return now;
+        }
+        last = now;
+    }
+}
+
 /// The server's resident memory in KiB.
 fn rss_kib(kapi: &Kapi) -> u64 {
     kapi_tests::rss_bytes(kapi.pid().expect("the server runs")) / 1024
@@ -3887,7 +3903,7 @@ fn slow_clients_are_cut_off_while_others_are_served() {
 fn clients_that_vanish_mid_body_leave_nothing_behind() {
     let kapi = Kapi::start(Backend::Embedded);
     create_targets(&kapi);
-    let before = revision(&kapi);
+    let before = settled_revision(&kapi);
     let mut names = Vec::new();
     for i in 0..24 {
         let name = format!("vanished-{i}");

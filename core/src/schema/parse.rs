@@ -74,9 +74,6 @@ impl Schema {
             check_defaults(&schema, at, &mut errs);
         }
         if errs.is_empty() {
-            check_rules(&schema, at, &mut errs);
-        }
-        if errs.is_empty() {
             Ok(schema)
         } else {
             Err(errs)
@@ -85,6 +82,17 @@ impl Schema {
 }
 
 impl Schema {
+    /// The checks kube-apiserver makes of a resource's CEL rules when its CRD is
+    /// written, beyond compiling them: every field a rule names is in the schema, and
+    /// the rules' estimated costs are within kube's budgets. Errors carry paths under
+    /// `at`. They are not made when a stored CRD is served again, as kube does not
+    /// make them then either.
+    pub fn check_rules(&self, at: &FieldPath) -> ErrorList {
+        let mut errs = ErrorList::new();
+        check_rules(self, at, &mut errs);
+        errs
+    }
+
     /// Parses one shared definition (`definitions.NAME` of a `SchemaDefinitions`
     /// document) on its own, as a field's schema would be: any type at its root.
     pub fn parse_definition(

@@ -14,6 +14,36 @@ use crate::status::ApiError;
 use super::{Store, Subresource, Written};
 
 impl Store {
+    /// Validates an update of `sub` (the metadata, then the strategy's checks, which
+    /// cover everything a create checks plus transition rules); the warnings for the
+    /// client when it passes.
+    fn validate_write(
+        &self,
+        sub: &Subresource,
+        new: &Value,
+        old: &Value,
+        name: &str,
+    ) -> Result<Vec<String>, ApiError> {
+        let info = self.info();
+        let mut errs: ErrorList = validate_object_meta_update(
+            new.get("metadata"),
+            old.get("metadata"),
+            info.namespaced(),
+            self.strategy.name_rule(),
+        );
+        errs.extend(match sub {
+            Subresource::Extra(name) => self.strategy.validate_subresource_write(name, new, old),
+            _ => self.strategy.validate_update(new, old),
+        });
+        if !errs.is_empty() {
+            return Err(ApiError::invalid(info, name, &errs));
+        }
+        Ok(match sub {
+            Subresource::Main => self.strategy.warnings_on_update(new, old),
+            _ => Vec::new(),
+        })
+    }
+
     /// Writes a new state computed from the current one by `compute` (update and patch),
     /// with the strategy's preparation and validation, a compare-and-swap retried on
     /// conflicts, and finalization: an object being deleted whose last finalizer was
@@ -101,23 +131,7 @@ impl Store {
             }
             object::keep_server_metadata(&mut new, &old);
             self.record_update(&old, &mut new, subresource, opts);
-            let mut errs: ErrorList = validate_object_meta_update(
-                new.get("metadata"),
-                old.get("metadata"),
-                info.namespaced(),
-                self.strategy.name_rule(),
-            );
-            // validate_update covers everything validate checks, plus transition rules.
-            errs.extend(match &sub {
-                Subresource::Extra(name) => self.strategy.validate_subresource_write(name, &new, &old),
-                _ => self.strategy.validate_update(&new, &old),
-            });
-            if !errs.is_empty() {
-                return Err(ApiError::invalid(&info, name, &errs));
-            }
-            if matches!(sub, Subresource::Main) {
-                warnings.extend(self.strategy.warnings_on_update(&new, &old));
-            }
+            warnings.extend(self.validate_write(&sub, &new, &old, name)?);
             if let Some(admission) = &opts.admission {
                 admission.validate(&request, Some(&new), Some(&old)).await?;
             }

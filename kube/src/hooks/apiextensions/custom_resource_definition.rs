@@ -22,10 +22,23 @@ use kapi_apiextensions::{CLEANUP_FINALIZER, conditions};
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CustomResourceDefinitionHooks;
 
-fn validate_definition(crd: &CustomResourceDefinition) -> ErrorList {
-    match serde_json::to_value(crd) {
-        Ok(json) => Definition::parse(&json).err().unwrap_or_default(),
-        Err(_) => ErrorList::new(),
+/// The CRD parsed and checked, with its rules checked against their schemas where
+/// they are new or changed since `old`.
+fn validate_definition(
+    crd: &CustomResourceDefinition,
+    old: Option<&CustomResourceDefinition>,
+) -> ErrorList {
+    let parse = |crd: &CustomResourceDefinition| {
+        serde_json::to_value(crd)
+            .map_err(|_| ErrorList::new())
+            .and_then(|json| Definition::parse(&json))
+    };
+    match parse(crd) {
+        Ok(definition) => {
+            let old = old.and_then(|o| parse(o).ok());
+            definition.check_rules(old.as_ref())
+        }
+        Err(errs) => errs,
     }
 }
 
@@ -97,7 +110,7 @@ impl Hooks<CustomResourceDefinition> for CustomResourceDefinitionHooks {
     }
 
     fn validate(&self, crd: &CustomResourceDefinition) -> ErrorList {
-        validate_definition(crd)
+        validate_definition(crd, None)
     }
 
     fn validate_update(
@@ -105,7 +118,7 @@ impl Hooks<CustomResourceDefinition> for CustomResourceDefinitionHooks {
         new: &CustomResourceDefinition,
         old: &CustomResourceDefinition,
     ) -> ErrorList {
-        let mut errs = validate_definition(new);
+        let mut errs = validate_definition(new, Some(old));
         let stored = new
             .status
             .as_ref()
