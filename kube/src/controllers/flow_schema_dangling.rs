@@ -67,7 +67,7 @@ async fn reconcile(schemas: &Store, levels: &Store) {
     ) else {
         return;
     };
-    let names: BTreeSet<&str> = items(&all_levels).iter().map(|l| name(l)).collect();
+    let names: BTreeSet<&str> = items(&all_levels).iter().map(name).collect();
     for schema in items(&all_schemas) {
         let level = schema["spec"]["priorityLevelConfiguration"]["name"]
             .as_str()
