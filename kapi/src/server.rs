@@ -187,7 +187,7 @@ async fn start_admission(
     let (webhooks, mut webhooks_synced, webhooks_task) =
         kapi_kube::admission::webhook::start(registry.clone(), stop.clone());
     let (policies, mut policies_synced, policies_task) =
-        kapi_kube::admission::policy::start(registry.clone(), stop);
+        kapi_kube::admission::policy::start(registry.clone(), Some(authorizer.clone()), stop);
     wait_synced(&mut webhooks_synced, "the webhook configurations").await;
     wait_synced(&mut policies_synced, "the validating admission policies").await;
     let plugins = kapi_kube::admission::Plugins {

@@ -429,3 +429,91 @@ fn type_checking_warnings_are_written_to_status() {
     );
     assert_eq!(status_at(&kapi, "wild", 1)["typeChecking"], json!({}));
 }
+
+/// Expressions ask the server's authorizer through `authorizer`, as the request's user
+/// or as a ServiceAccount, as in kube.
+#[test]
+fn expressions_ask_the_authorizer() {
+    let files = tempfile::tempdir().unwrap();
+    let tokens = files.path().join("tokens.csv");
+    std::fs::write(&tokens, "bob-token,bob,2,\"devs\"\n").unwrap();
+    let kapi = Kapi::start_with(
+        Backend::Embedded,
+        &["--token-auth-file", tokens.to_str().unwrap()],
+    );
+    // bob may create ConfigMaps in `default`, and read Secrets nowhere.
+    create(
+        &kapi,
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles",
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+            "metadata": {"name": "cm-writer"},
+            "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]}]}),
+    );
+    create(
+        &kapi,
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings",
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": "bob-writes"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "cm-writer"},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "bob"}]}),
+    );
+    create(
+        &kapi,
+        POLICIES,
+        json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": "secret-readers"},
+            "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                    "operations": ["CREATE"], "resources": ["configmaps"]}]},
+                "validations": [
+                    {"expression": "authorizer.requestResource.check('create').allowed()"},
+                    {"expression": "!authorizer.serviceAccount('default', 'nobody').group('').resource('secrets').check('list').allowed()"},
+                    {"expression": "authorizer.group('').resource('secrets').namespace(object.metadata.namespace).check('list').allowed()",
+                     "message": "only those who may read secrets may write configmaps"}]}}),
+    );
+    create(
+        &kapi,
+        BINDINGS,
+        json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": {"name": "secret-readers"},
+            "spec": {"policyName": "secret-readers", "validationActions": ["Deny"]}}),
+    );
+    let agent = kapi.agent_without_certificate();
+    let post_as_bob = |name: &str| {
+        let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
+        let bytes = serde_json::to_vec(&body).unwrap();
+        kapi.exchange_as(
+            &agent,
+            Some("bob-token"),
+            "POST",
+            "/api/v1/namespaces/default/configmaps?dryRun=All",
+            JSON,
+            None,
+            Some(&bytes),
+        )
+    };
+    // bob may create, but may not read secrets: refused once the policy is read.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let refused = loop {
+        let out = post_as_bob("from-bob");
+        if out.code == 422 {
+            break out;
+        }
+        assert_eq!(out.code, 201, "{}", out.body);
+        assert!(Instant::now() < deadline, "never refused: {}", out.body);
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        refused.body.contains(
+            "ValidatingAdmissionPolicy 'secret-readers' with binding 'secret-readers' denied request: only those who may read secrets may write configmaps"
+        ),
+        "{}",
+        refused.body
+    );
+    // The administrator (system:masters) may do all three.
+    until(
+        &kapi,
+        "/api/v1/namespaces/default/configmaps",
+        &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "from-admin"}}),
+        201,
+    );
+}

@@ -129,10 +129,10 @@ impl CompiledRule {
         rule: &str,
         message_expression: Option<&str>,
     ) -> Result<Self, (&'static str, String)> {
-        let program = compile_one(rule).map_err(|e| ("rule", e))?;
+        let program = compile_one(rule, &[]).map_err(|e| ("rule", e))?;
         let uses_old_self = program.references().has_variable("oldSelf");
         let message = match message_expression {
-            Some(src) => Some(compile_one(src).map_err(|e| ("messageExpression", e))?),
+            Some(src) => Some(compile_one(src, &[]).map_err(|e| ("messageExpression", e))?),
             None => None,
         };
         Ok(Self {
@@ -246,7 +246,13 @@ impl Expression {
     /// Compiles `src`; only the `variables` named may be referred to, so that a typo is
     /// an error here rather than on every evaluation.
     pub fn compile(src: &str, variables: &[&str]) -> Result<Self, String> {
-        let program = compile_one(src)?;
+        // The authorizer library comes with the `authorizer` variable, as in kube.
+        let extra = if variables.contains(&"authorizer") {
+            super::cel_authz::FUNCTIONS
+        } else {
+            &[]
+        };
+        let program = compile_one(src, extra)?;
         let refs = program.references();
         // A comprehension's own variables (`x` of `items.all(x, ...)`) are not free.
         let bound = super::cel_tree::bound_variables(program.expression());
@@ -338,7 +344,9 @@ fn to_bool(v: Value) -> Result<bool, String> {
     }
 }
 
-fn compile_one(src: &str) -> Result<Program, String> {
+/// Compiles `src`, refusing functions other than CEL's, the extensions' and
+/// Kubernetes' (and `extra`, the authorizer library where `authorizer` is declared).
+fn compile_one(src: &str, extra: &[&str]) -> Result<Program, String> {
     if src.trim().is_empty() {
         return Err("rule must not be empty".to_string());
     }
@@ -347,7 +355,7 @@ fn compile_one(src: &str) -> Result<Program, String> {
     let mut unknown: Vec<&str> = refs
         .functions()
         .into_iter()
-        .filter(|f| !is_operator(f) && !KNOWN_FUNCTIONS.contains(f))
+        .filter(|f| !is_operator(f) && !KNOWN_FUNCTIONS.contains(f) && !extra.contains(f))
         .collect();
     unknown.sort_unstable();
     if let Some(f) = unknown.first() {
@@ -512,6 +520,7 @@ fn build_env() -> Env {
         find_all_n,
     );
     let _ = env.add_overload("isURL", "is_url", vec![STRING_TYPE], is_url);
+    super::cel_authz::install(&mut env);
     env
 }
 

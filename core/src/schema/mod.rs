@@ -8,6 +8,7 @@
 //! objects ([`Schema::validate`], [`Schema::validate_update`]) with Kubernetes' messages.
 
 pub mod cel;
+pub mod cel_authz;
 pub mod cel_static;
 mod cel_tree;
 pub mod cost;

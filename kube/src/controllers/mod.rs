@@ -1,6 +1,7 @@
-//! Controllers built into the server that make delete semantics real. In
+//! Controllers built into the server: those that make delete semantics real (in
 //! kube-apiserver's world they live in kube-controller-manager, so a lone apiserver
-//! silently ignores the finalizers they own; kapi runs them itself.
+//! silently ignores the finalizers they own; kapi runs them itself), and those that
+//! write the status kube's own loops write.
 //!
 //! - [`namespace`]: empties a terminating namespace, then lets it go;
 //! - [`garbage_collector`]: `ownerReferences` with Background, Foreground and Orphan

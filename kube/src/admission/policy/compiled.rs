@@ -20,16 +20,16 @@ const GROUP: &str = "admissionregistration.k8s.io";
 const POLICIES: &str = "validatingadmissionpolicies";
 const BINDINGS: &str = "validatingadmissionpolicybindings";
 
-/// The variables every policy expression may use. kube also offers `authorizer`, which
-/// kapi does not: an expression using it does not compile, an error `failurePolicy`
-/// decides.
-pub const VARIABLES: [&str; 6] = [
+/// The variables every policy expression may use, `authorizer` with kube's authorizer
+/// library.
+pub const VARIABLES: [&str; 7] = [
     "object",
     "oldObject",
     "request",
     "params",
     "namespaceObject",
     "variables",
+    "authorizer",
 ];
 
 /// A compiled expression, or why it does not compile.

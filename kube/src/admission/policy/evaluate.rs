@@ -87,6 +87,8 @@ pub struct Inputs<'a> {
     pub namespace_object: &'a Value,
     /// `params` (`null` without `paramKind`).
     pub params: &'a Value,
+    /// `authorizer`: the library's starting point, with `requestResource`.
+    pub authorizer: &'a Value,
 }
 
 /// A validation that failed, or an expression that could not be evaluated.
@@ -127,7 +129,7 @@ impl Verdict {
     }
 }
 
-fn bindings<'a>(inputs: &Inputs<'a>, variables: &'a Value) -> [(&'static str, &'a Value); 6] {
+fn bindings<'a>(inputs: &Inputs<'a>, variables: &'a Value) -> [(&'static str, &'a Value); 7] {
     [
         ("object", inputs.object),
         ("oldObject", inputs.old_object),
@@ -135,6 +137,7 @@ fn bindings<'a>(inputs: &Inputs<'a>, variables: &'a Value) -> [(&'static str, &'
         ("params", inputs.params),
         ("namespaceObject", inputs.namespace_object),
         ("variables", variables),
+        ("authorizer", inputs.authorizer),
     ]
 }
 
@@ -238,7 +241,7 @@ fn variables(policy: &Policy, inputs: &Inputs<'_>, budget: &mut Budget) -> Value
 /// `None` when neither gives one (kube then quotes the expression).
 fn message(
     validation: &super::compiled::Validation,
-    vars: &[(&'static str, &Value); 6],
+    vars: &[(&'static str, &Value); 7],
     budget: &mut Budget,
 ) -> Option<String> {
     let from_expression = validation
@@ -277,6 +280,7 @@ mod tests {
                 request: &request,
                 namespace_object: &null,
                 params: &params,
+                authorizer: &null,
             },
             &mut Budget::default(),
         )
@@ -348,6 +352,7 @@ mod tests {
             request: &request,
             namespace_object: &null,
             params: &null,
+            authorizer: &null,
         };
         let v = evaluate(&p, &inputs, &mut Budget::default()).expect("matches");
         let messages: Vec<&str> = v.decisions.iter().map(|d| d.message.as_str()).collect();

@@ -15,16 +15,15 @@
 //! The policies' `auditAnnotations` go into the audit record as `<policy>/<key>`.
 //!
 //! Where kapi differs from kube-apiserver:
-//! - Expressions cannot use `authorizer` (such an expression does not compile, an error
-//!   `failurePolicy` decides). Their cost is kapi's measure (see [`evaluate`]), close to
-//!   cel-go's but not the same units.
+//! - Expressions' cost is kapi's measure (see [`evaluate`]), close to cel-go's but not
+//!   the same units. `authorizer` checks ask the server's authorizer ([`authorizer`]).
 //! - `matchPolicy: Equivalent` matches a rule naming another served version of the
 //!   resource and evaluates the object as sent (kapi's versions of a resource differ
 //!   only in `apiVersion`).
 //! - A binding whose policy has `paramKind` but which has no `paramRef`, or whose
 //!   `paramKind` is not served, is an error `failurePolicy` decides, with kapi's words.
-//! - `status.typeChecking` is not written.
 
+pub mod authorizer;
 pub mod compiled;
 pub mod evaluate;
 
@@ -42,8 +41,10 @@ use crate::admission::webhook::matching::{self, Target};
 use crate::admission::webhook::review::{self, Gvx, Subject};
 use compiled::{Binding, LivePolicies, MatchResources, Policy};
 use evaluate::{Budget, Decision, Inputs, Verdict};
+use kapi_apiserver::authorization::Authorizer;
 use kapi_apiserver::registry::{AdmissionRequest, ListOptions, Registry};
 use kapi_apiserver::status::ApiError;
+use kapi_core::schema::cel_authz::with_authorizer;
 
 /// The audit annotation of failed validations whose binding has `Audit`.
 pub const VALIDATION_FAILURE_ANNOTATION: &str =
@@ -53,16 +54,26 @@ pub const VALIDATION_FAILURE_ANNOTATION: &str =
 pub struct Policies {
     registry: Arc<Registry>,
     live: Arc<LivePolicies>,
+    /// What answers the `authorizer` library's checks.
+    authorizer: Option<Authorizer>,
 }
 
 /// Starts watching policies and bindings; the receiver turns `true` once the stored
 /// ones are read.
+/// `authorizer` answers the expressions' `authorizer` checks (with none, every check
+/// is an error).
 pub fn start(
     registry: Arc<Registry>,
+    authorizer: Option<Authorizer>,
     shutdown: watch::Receiver<bool>,
 ) -> (Arc<Policies>, watch::Receiver<bool>, JoinHandle<()>) {
     let (live, synced, task) = compiled::start(registry.clone(), shutdown);
-    (Arc::new(Policies { registry, live }), synced, task)
+    let policies = Policies {
+        registry,
+        live,
+        authorizer,
+    };
+    (Arc::new(policies), synced, task)
 }
 
 /// What the policies said besides refusing: for the response and the audit record.
@@ -184,6 +195,11 @@ impl Policies {
             request.req,
             &subject,
         ));
+        let authorizer_var = authorizer::variable(request.req);
+        let checks = self
+            .authorizer
+            .as_ref()
+            .map(|a| authorizer::AsUser::new(a, request.user));
         params
             .iter()
             .filter_map(|p| {
@@ -193,8 +209,11 @@ impl Policies {
                     request: &req_fields,
                     namespace_object,
                     params: p,
+                    authorizer: &authorizer_var,
                 };
-                evaluate::evaluate(policy, &inputs, budget)
+                with_authorizer(checks.clone(), || {
+                    evaluate::evaluate(policy, &inputs, budget)
+                })
             })
             .collect()
     }

@@ -25,10 +25,10 @@
 //!
 //! Deliberate differences from kube-apiserver:
 //! - Expressions compile in kapi's CEL environment (`kapi_core::schema::cel`): there is
-//!   no type checking (an expression that is not a bool, or reads a field the object does
-//!   not have, compiles), no cost estimate, and the compiler's messages are its own. The
-//!   `authorizer` library is not in it, so an expression calling its functions does not
-//!   compile.
+//!   no type checking at write time (an expression that is not a bool, or reads a field
+//!   the object does not have, compiles; the status controller reports the latter in
+//!   `status.typeChecking`), no cost estimate, and the compiler's messages are its own.
+//!   The `authorizer` library comes with the `authorizer` variable.
 //! - The paramKind authorization check of kube's strategy (that the writer may read the
 //!   parameter resource) is not made.
 //! - A status write also checks the spec (which it cannot change), and a status
