@@ -22,7 +22,7 @@ pub struct AsUser {
 
 impl AsUser {
     /// The library's checks for a request by `user`.
-    pub fn new(authorizer: &Authorizer, user: &UserInfo) -> Arc<dyn Authorize> {
+    pub fn checks(authorizer: &Authorizer, user: &UserInfo) -> Arc<dyn Authorize> {
         Arc::new(Self {
             authorizer: authorizer.clone(),
             user: user.clone(),

@@ -199,7 +199,7 @@ impl Policies {
         let checks = self
             .authorizer
             .as_ref()
-            .map(|a| authorizer::AsUser::new(a, request.user));
+            .map(|a| authorizer::AsUser::checks(a, request.user));
         params
             .iter()
             .filter_map(|p| {
