@@ -38,6 +38,22 @@ fn crd(schema: Value) -> Value {
     })
 }
 
+/// A 422's causes as `field: message`.
+fn causes(status: &Value) -> Vec<String> {
+    status["details"]["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            format!(
+                "{}: {}",
+                c["field"].as_str().unwrap(),
+                c["message"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
 #[test]
 fn a_non_structural_crd_is_refused_with_field_paths() {
     let kapi = Kapi::start(Backend::Embedded);
@@ -52,18 +68,7 @@ fn a_non_structural_crd_is_refused_with_field_paths() {
     );
     assert_eq!(code, 422, "{status}");
     assert_eq!(status["reason"], "Invalid");
-    let causes: Vec<String> = status["details"]["causes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            format!(
-                "{}: {}",
-                c["field"].as_str().unwrap(),
-                c["message"].as_str().unwrap()
-            )
-        })
-        .collect();
+    let causes = causes(&status);
     assert_eq!(
         causes,
         [
@@ -93,20 +98,6 @@ fn cel_rules_are_checked_against_the_schema_when_the_crd_is_written() {
                 "x-kubernetes-validations": [{"rule": rule}]
             }}
         }))
-    };
-    let causes = |status: &Value| -> Vec<String> {
-        status["details"]["causes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| {
-                format!(
-                    "{}: {}",
-                    c["field"].as_str().unwrap(),
-                    c["message"].as_str().unwrap()
-                )
-            })
-            .collect()
     };
     let at = "spec.versions[0].schema.openAPIV3Schema";
     let (code, status) = kapi.request("POST", CRDS, JSON, Some(&rules("self.shelfs > 0")));

@@ -11,7 +11,6 @@
 //! policy does.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures_util::StreamExt;
 use serde_json::{Value, json};
@@ -20,7 +19,7 @@ use tokio::sync::watch;
 use crate::admission::policy::compiled::{Compiled, Policy};
 use kapi_apiserver::registry::object::name;
 use kapi_apiserver::registry::watch::WatchEventType;
-use kapi_apiserver::registry::{Registry, Store, Subresource, WatchOptions, WriteOptions};
+use kapi_apiserver::registry::{Registry, Store, Subresource, WriteOptions};
 use kapi_core::schema::cel::Ty;
 
 /// The field manager of the status it writes, kube's controller's name.
@@ -38,15 +37,10 @@ pub async fn run(registry: Arc<Registry>, mut shutdown: watch::Receiver<bool>) {
         return;
     };
     loop {
-        let mut events = match policies.watch(None, &WatchOptions::default()).await {
-            Ok(e) => e,
-            Err(e) => {
-                tracing::warn!(error = %e, "admission policy status controller: watch failed");
-                tokio::select! {
-                    () = kapi_apiserver::shutdown::stopped(&mut shutdown) => return,
-                    _ = tokio::time::sleep(Duration::from_secs(1)) => continue,
-                }
-            }
+        let Some(mut events) =
+            super::watch_from_now(&policies, "admission policy status", &mut shutdown).await
+        else {
+            return;
         };
         loop {
             tokio::select! {

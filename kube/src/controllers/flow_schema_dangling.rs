@@ -5,16 +5,13 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures_util::{FutureExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use kapi_apiserver::registry::object::name;
-use kapi_apiserver::registry::{
-    ListOptions, Registry, Store, Subresource, WatchOptions, WriteOptions,
-};
+use kapi_apiserver::registry::{ListOptions, Registry, Store, Subresource, WriteOptions};
 
 /// kube's field manager for the condition.
 const MANAGER: &str = "api-priority-and-fairness-config-consumer-v1";
@@ -29,20 +26,15 @@ pub async fn run(registry: Arc<Registry>, mut shutdown: watch::Receiver<bool>) {
         return;
     };
     loop {
-        let streams = async {
-            let s = schemas.watch(None, &WatchOptions::default()).await?;
-            let l = levels.watch(None, &WatchOptions::default()).await?;
-            Ok::<_, kapi_apiserver::status::ApiError>((s, l))
+        let Some(mut schema_events) =
+            super::watch_from_now(&schemas, "flowschema condition", &mut shutdown).await
+        else {
+            return;
         };
-        let (mut schema_events, mut level_events) = match streams.await {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::warn!(error = %e, "flowschema condition controller: watch failed");
-                tokio::select! {
-                    () = kapi_apiserver::shutdown::stopped(&mut shutdown) => return,
-                    _ = tokio::time::sleep(Duration::from_secs(1)) => continue,
-                }
-            }
+        let Some(mut level_events) =
+            super::watch_from_now(&levels, "flowschema condition", &mut shutdown).await
+        else {
+            return;
         };
         loop {
             // Any change to either kind may change a schema's condition; one pass over

@@ -27,7 +27,8 @@ use std::sync::Arc;
 
 use tokio::sync::watch;
 
-use kapi_apiserver::registry::Registry;
+use kapi_apiserver::registry::watch::EventStream;
+use kapi_apiserver::registry::{Registry, Store, WatchOptions};
 
 /// Runs every built-in controller until `shutdown` turns true.
 pub async fn run(registry: Arc<Registry>, shutdown: watch::Receiver<bool>) {
@@ -39,4 +40,23 @@ pub async fn run(registry: Arc<Registry>, shutdown: watch::Receiver<bool>) {
         flow_schema_dangling::run(registry.clone(), shutdown.clone()),
         garbage_collector::run(registry, shutdown),
     );
+}
+
+/// A watch of `store` from its current objects on, tried again every second while it
+/// fails; `None` once the server shuts down. `controller` names who asks, in the log.
+pub(crate) async fn watch_from_now(
+    store: &Store,
+    controller: &str,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Option<EventStream> {
+    loop {
+        match store.watch(None, &WatchOptions::default()).await {
+            Ok(events) => return Some(events),
+            Err(e) => tracing::warn!(error = %e, "{controller} controller: watch failed"),
+        }
+        tokio::select! {
+            () = kapi_apiserver::shutdown::stopped(shutdown) => return None,
+            _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}
+        }
+    }
 }

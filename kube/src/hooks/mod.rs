@@ -20,7 +20,7 @@ pub mod core;
 mod discovery;
 mod events;
 mod flowcontrol;
-mod ip_warnings;
+mod ip;
 mod networking;
 mod node;
 mod policy;

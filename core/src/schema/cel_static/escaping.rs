@@ -4,8 +4,9 @@
 //! any other character outside `[a-zA-Z0-9_]`, or starting with a digit, cannot be
 //! named in CEL.
 
-/// CEL's reserved words, which a property name may be but a CEL field may not.
-const RESERVED: &[&str] = &[
+/// CEL's reserved words, which a property name may be but a CEL field or identifier
+/// may not.
+pub const RESERVED: &[&str] = &[
     "true",
     "false",
     "null",

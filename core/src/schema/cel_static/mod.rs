@@ -21,7 +21,7 @@ mod estimate;
 mod sizes;
 mod types;
 
-pub use escaping::escape;
+pub use escaping::{RESERVED, escape};
 pub use estimate::{Estimate, check};
 pub use sizes::{MAX_REQUEST_BYTES, max_cardinality, min_serialized_size};
 pub use types::Ty;

@@ -376,35 +376,12 @@ fn variable_references(src: &str) -> Vec<String> {
 
 /// kube's `isCELIdentifier`: `[_a-zA-Z][_a-zA-Z0-9]*` and not a reserved word.
 pub(super) fn is_cel_identifier(name: &str) -> bool {
-    const RESERVED: &[&str] = &[
-        "true",
-        "false",
-        "null",
-        "in",
-        "as",
-        "break",
-        "const",
-        "continue",
-        "else",
-        "for",
-        "function",
-        "if",
-        "import",
-        "let",
-        "loop",
-        "package",
-        "namespace",
-        "return",
-        "var",
-        "void",
-        "while",
-    ];
     let mut chars = name.chars();
     chars
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && !RESERVED.contains(&name)
+        && !kapi_core::schema::cel_static::RESERVED.contains(&name)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
 use serde_json::Value;
 
 use crate::generated::core::v1::Endpoints;
-use crate::hooks::ip_warnings::ip_warning;
+use crate::hooks::ip::ip_warning;
 
 use super::service::{INVALID_IP, port_num_errors};
 

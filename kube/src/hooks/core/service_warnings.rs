@@ -2,7 +2,7 @@
 //! say that kube accepts but ignores, deprecates, or will refuse in a later release.
 
 use crate::generated::core::v1::Service;
-use crate::hooks::ip_warnings::{cidr_warnings, ip_warning};
+use crate::hooks::ip::{cidr_warnings, ip_warning};
 
 /// The warnings for `svc`, created or updated.
 pub(super) fn service_warnings(svc: &Service) -> Vec<String> {

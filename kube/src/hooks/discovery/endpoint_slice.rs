@@ -39,7 +39,7 @@ use serde_json::Value;
 
 use crate::generated::api::discovery::v1::{Endpoint, EndpointHints, EndpointPort};
 use crate::generated::discovery_k8s_io::v1::EndpointSlice;
-use crate::hooks::ip_warnings::ip_warning;
+use crate::hooks::ip::{ip_warning, parse_sloppy};
 use crate::hooks::strings;
 
 /// The hooks of EndpointSlice.
@@ -62,24 +62,6 @@ const MAX_LISTED: usize = 3;
 /// The label v1beta1 kept an endpoint's node name under.
 const HOSTNAME_LABEL: &str = "kubernetes.io/hostname";
 
-/// Go's `netutils.ParseIPSloppy`: IPv4 octets may have leading zeros. (The networking
-/// hooks have the same; the groups' modules do not share code.)
-fn parse_ip_sloppy(s: &str) -> Option<IpAddr> {
-    if s.contains(':') {
-        return s.parse().ok();
-    }
-    let mut octets = [0u8; 4];
-    let mut parts = s.split('.');
-    for octet in &mut octets {
-        let part = parts.next()?;
-        if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        *octet = part.parse().ok()?;
-    }
-    parts.next().is_none().then(|| IpAddr::from(octets))
-}
-
 /// `ip` as Go sees it: an IPv4-mapped IPv6 address is IPv4.
 fn unmapped(ip: IpAddr) -> IpAddr {
     match ip {
@@ -90,7 +72,7 @@ fn unmapped(ip: IpAddr) -> IpAddr {
 
 /// kube's `ValidateEndpointIP`: addresses no endpoint may have.
 fn endpoint_ip_errors(value: &str) -> Vec<String> {
-    let Some(ip) = parse_ip_sloppy(value).map(unmapped) else {
+    let Some(ip) = parse_sloppy(value).map(unmapped) else {
         return vec!["must be a valid IP address".into()];
     };
     let (link_local, link_local_multicast) = match ip {
@@ -162,7 +144,7 @@ fn address_errors(errs: &mut ErrorList, path: &FieldPath, address_type: &str, ad
         _ => None,
     };
     let Some(v4) = family else { return };
-    let parsed = parse_ip_sloppy(address).map(unmapped);
+    let parsed = parse_sloppy(address).map(unmapped);
     if parsed.is_none_or(|ip| ip.is_ipv4() != v4) {
         let which = if v4 { "IPv4" } else { "IPv6" };
         errs.push(FieldError::invalid(

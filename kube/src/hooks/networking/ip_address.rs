@@ -31,6 +31,7 @@ use serde_json::Value;
 
 use crate::generated::api::networking::v1::ParentReference;
 use crate::generated::networking_k8s_io::v1::IPAddress;
+use crate::hooks::ip::parse_sloppy;
 
 /// The hooks of IPAddress.
 #[derive(Clone, Copy, Debug, Default)]
@@ -40,26 +41,6 @@ pub struct IpAddressHooks;
 const INVALID_IP: &str = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)";
 /// apimachinery's message for a value that is no CIDR at all.
 const INVALID_CIDR: &str = "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)";
-
-/// Go's `netutils.ParseIPSloppy`: IPv4 octets may have leading zeros (read as decimal).
-pub(super) fn parse_ip_sloppy(s: &str) -> Option<IpAddr> {
-    if s.contains(':') {
-        return s.parse::<Ipv6Addr>().ok().map(IpAddr::V6);
-    }
-    let mut octets = [0u8; 4];
-    let mut parts = s.split('.');
-    for octet in &mut octets {
-        let part = parts.next()?;
-        if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        *octet = part.parse::<u8>().ok()?;
-    }
-    parts
-        .next()
-        .is_none()
-        .then(|| IpAddr::V4(Ipv4Addr::from(octets)))
-}
 
 /// Whether `ip` is IPv4 as Go's `To4() != nil` says: IPv4, or IPv4-mapped IPv6.
 pub(super) fn is_ipv4(ip: IpAddr) -> bool {
@@ -87,7 +68,7 @@ fn go_ip_string(ip: IpAddr) -> String {
 /// apimachinery's `IsValidIP`: the problems with `value` as an IP address written
 /// strictly (no leading zeros, no IPv4-mapped IPv6) and in canonical form.
 pub(super) fn strict_ip_errors(value: &str) -> Vec<String> {
-    let Some(ip) = parse_ip_sloppy(value) else {
+    let Some(ip) = parse_sloppy(value) else {
         return vec![INVALID_IP.into()];
     };
     let mut errs = Vec::new();
@@ -111,7 +92,7 @@ pub(super) fn strict_ip_errors(value: &str) -> Vec<String> {
 /// the prefix length.
 pub(super) fn parse_cidr_sloppy(s: &str) -> Option<(IpAddr, u8)> {
     let (addr, bits) = s.split_once('/')?;
-    let ip = parse_ip_sloppy(addr)?;
+    let ip = parse_sloppy(addr)?;
     if bits.is_empty() || !bits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }

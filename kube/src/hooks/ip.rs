@@ -1,12 +1,13 @@
-//! kube's `GetWarningsForIP` and `GetWarningsForCIDR`: an address or CIDR kube still
+//! IP addresses as the built-ins' hooks read them: Go's sloppy parse, and kube's
+//! `GetWarningsForIP` and `GetWarningsForCIDR`, where an address or CIDR kube still
 //! accepts but a later release will not (IPv4 octets with leading zeros, IPv4-mapped
 //! IPv6), one with bits set past its prefix, or IPv6 not written in the RFC 5952
 //! canonical form, gets a warning saying what to write instead.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-/// Go's `netutils.ParseIPSloppy`: IPv4 octets may have leading zeros.
-fn parse_sloppy(s: &str) -> Option<IpAddr> {
+/// Go's `netutils.ParseIPSloppy`: IPv4 octets may have leading zeros (read as decimal).
+pub(crate) fn parse_sloppy(s: &str) -> Option<IpAddr> {
     if s.contains(':') {
         return s.parse().ok();
     }
