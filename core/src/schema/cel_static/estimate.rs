@@ -46,7 +46,8 @@ fn report(info: &SourceInfo, id: u64, msg: &str) -> String {
     let Some((start, _)) = info.offset_for(id) else {
         return format!("ERROR: <input>: {msg}");
     };
-    let before = &info.source[..(start as usize).min(info.source.len())];
+    // An offset that is not a character boundary (it should be) reports at the end.
+    let before = info.source.get(..start as usize).unwrap_or(&info.source);
     let line = before.matches('\n').count() + 1;
     let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
     let text = info.source.lines().nth(line - 1).unwrap_or("");

@@ -112,3 +112,12 @@ fn comprehensions_multiply_by_their_range() {
         .max_cost;
     assert!(nested > 1_000_000_000_000, "{nested}");
 }
+
+#[test]
+fn reports_past_characters_of_any_width() {
+    let err = run("'é' == self.spec.titel").unwrap_err();
+    assert!(
+        err.starts_with("ERROR: <input>:1:17: undefined field 'titel'"),
+        "{err}"
+    );
+}
