@@ -184,8 +184,11 @@ async fn start_admission(
     Arc<kapi_kube::admission::Plugins>,
     Vec<tokio::task::JoinHandle<()>>,
 ) {
-    let (webhooks, mut webhooks_synced, webhooks_task) =
-        kapi_kube::admission::webhook::start(registry.clone(), stop.clone());
+    let (webhooks, mut webhooks_synced, webhooks_task) = kapi_kube::admission::webhook::start(
+        registry.clone(),
+        Some(authorizer.clone()),
+        stop.clone(),
+    );
     let (policies, mut policies_synced, policies_task) =
         kapi_kube::admission::policy::start(registry.clone(), Some(authorizer.clone()), stop);
     wait_synced(&mut webhooks_synced, "the webhook configurations").await;

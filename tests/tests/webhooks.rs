@@ -315,7 +315,7 @@ impl Setup {
         for i in 0.. {
             let (code, body) = self.configmap(
                 probe_namespace,
-                &format!("probe-{i}"),
+                &format!("probe-{case}-{i}"),
                 json!({"probe": "true"}),
             );
             assert_eq!(code, 201, "a probe: {body}");
@@ -773,6 +773,24 @@ fn selectors_and_operations_choose_the_writes_a_webhook_sees() {
         let (code, body) = s.configmap("case-cel", "other", json!({}));
         assert_eq!(code, 201, "{body}");
         assert!(s.hooks.reviews("/deny/cel", "other").is_empty());
+        // A condition may ask the authorizer: a ServiceAccount that may not read Secrets
+        // makes this one false, so the denying webhook is not called.
+        s.namespace("case-cel-authz", json!({"case": "cel-authz"}));
+        s.configure(
+            VALIDATING,
+            "cel-authz",
+            "case-cel-authz",
+            vec![s.hook(
+                "cel-authz",
+                "authz.kapi.test",
+                "/deny/cel-authz",
+                json!({"matchConditions": [{"name": "sa-reads-secrets", "expression":
+                    "authorizer.serviceAccount('case-cel-authz', 'nobody').group('').resource('secrets').check('list').allowed()"}]}),
+            )],
+        );
+        let (code, body) = s.configmap("case-cel-authz", "authz-1", json!({}));
+        assert_eq!(code, 201, "{body}");
+        assert!(s.hooks.reviews("/deny/cel-authz", "authz-1").is_empty());
 
         // A validating webhook on DELETE.
         s.namespace("case-del", json!({"case": "del"}));

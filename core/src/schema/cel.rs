@@ -7,16 +7,16 @@
 //! (`isSorted`, `sum`, `min`, `max`, list `indexOf`/`lastIndexOf`, `find`, `findAll`,
 //! `isURL`).
 
-use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
 use cel::common::types::{CelOptional, DYN_TYPE, LIST_TYPE, STRING_TYPE};
 use cel::common::value::{CowVal, Val};
-use cel::objects::Key;
 use cel::{Context, Env, ExecutionError, Program, Value};
 use serde_json::Value as Json;
 
-use super::{AdditionalProperties, Schema};
+use super::Schema;
+
+pub use super::cel_values::{json_to_cel, schema_to_cel};
 
 pub use super::cel_static::{Estimate, Ty};
 pub use super::cost::Meter;
@@ -389,72 +389,6 @@ fn context<'v>(
         ctx.add_variable_from_value("oldSelf", schema_to_cel(old, node));
     }
     ctx
-}
-
-/// Converts JSON that `node` describes to a CEL value as [`json_to_cel`] does, with
-/// the fields of objects spelled as CEL spells them (`__namespace__` for `namespace`,
-/// `a__dash__b` for `a-b`, as kube escapes them); the keys of maps stay as they are.
-pub fn schema_to_cel(v: &Json, node: &Schema) -> Value {
-    match v {
-        Json::Array(items) => match &node.items {
-            Some(item) => Value::List(Arc::new(
-                items.iter().map(|v| schema_to_cel(v, item)).collect(),
-            )),
-            None => json_to_cel(v),
-        },
-        Json::Object(map) => {
-            if let Some(AdditionalProperties::Schema(values)) = &node.additional_properties {
-                let m: HashMap<Key, Value> = map
-                    .iter()
-                    .map(|(k, v)| (Key::String(Arc::new(k.clone())), schema_to_cel(v, values)))
-                    .collect();
-                return Value::Map(m.into());
-            }
-            let mut m: HashMap<Key, Value> = HashMap::with_capacity(map.len());
-            for (k, v) in map {
-                let value = match node.properties.get(k) {
-                    Some(prop) => schema_to_cel(v, prop),
-                    None => json_to_cel(v),
-                };
-                let key = if node.properties.contains_key(k) {
-                    match super::cel_static::escape(k) {
-                        Some(escaped) => escaped,
-                        // kube leaves a field it cannot spell out of CEL's view.
-                        None => continue,
-                    }
-                } else {
-                    k.clone()
-                };
-                m.insert(Key::String(Arc::new(key)), value);
-            }
-            Value::Map(m.into())
-        }
-        _ => json_to_cel(v),
-    }
-}
-
-/// Converts JSON to a CEL value: integers as `int`, objects as maps keyed by string.
-pub fn json_to_cel(v: &Json) -> Value {
-    match v {
-        Json::Null => Value::Null,
-        Json::Bool(b) => Value::Bool(*b),
-        Json::Number(n) => match n.as_i64() {
-            Some(i) => Value::Int(i),
-            None => match n.as_u64() {
-                Some(u) => Value::UInt(u),
-                None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
-            },
-        },
-        Json::String(s) => Value::String(Arc::new(s.clone())),
-        Json::Array(items) => Value::List(Arc::new(items.iter().map(json_to_cel).collect())),
-        Json::Object(map) => {
-            let m: HashMap<Key, Value> = map
-                .iter()
-                .map(|(k, v)| (Key::String(Arc::new(k.clone())), json_to_cel(v)))
-                .collect();
-            Value::Map(m.into())
-        }
-    }
 }
 
 fn error_text(e: &ExecutionError) -> String {

@@ -11,6 +11,7 @@ pub mod cel;
 pub mod cel_authz;
 pub mod cel_static;
 mod cel_tree;
+mod cel_values;
 pub mod cost;
 mod defaulting;
 pub mod definitions;

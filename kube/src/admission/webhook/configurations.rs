@@ -27,9 +27,9 @@ const VALIDATING: &str = "validatingwebhookconfigurations";
 const DEFAULT_TIMEOUT: u64 = 10;
 const MAX_TIMEOUT: u64 = 30;
 
-/// The variables a match condition may use. kube also offers `authorizer`, which kapi
-/// does not: a condition using it does not compile, an error `failurePolicy` decides.
-pub const CONDITION_VARIABLES: [&str; 3] = ["object", "oldObject", "request"];
+/// The variables a match condition may use, `authorizer` with kube's authorizer
+/// library.
+pub const CONDITION_VARIABLES: [&str; 4] = ["object", "oldObject", "request", "authorizer"];
 
 /// One webhook of a configuration, ready to be matched and called.
 #[derive(Debug)]
@@ -232,11 +232,11 @@ mod tests {
         let h = Hook::from_json(
             "cfg",
             &json!({"name": "w", "matchConditions": [
-                {"name": "authz", "expression": "authorizer.group('').allowed()"}]}),
+                {"name": "params", "expression": "params.allowed"}]}),
         );
         let err = h.match_conditions.unwrap_err();
         assert!(
-            err.starts_with("matchCondition \"authz\" does not compile"),
+            err.starts_with("matchCondition \"params\" does not compile"),
             "{err}"
         );
     }

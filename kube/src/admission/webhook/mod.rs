@@ -20,8 +20,6 @@
 //!   `clientConfig.url` over HTTPS works, trusting only `caBundle` (no system roots).
 //! - Only `admissionReviewVersions` with `v1` are called; `v1beta1`-only webhooks get
 //!   a call error.
-//! - `matchConditions` cannot use `authorizer` (such a condition does not compile,
-//!   which is an error `failurePolicy` decides).
 //! - Mutating webhooks are not called on DELETE (admission mutates nothing on delete
 //!   in kapi); validating webhooks are.
 //! - A `scale` write is sent as the whole object, with the resource's kind, not as an
@@ -52,23 +50,34 @@ use configurations::{Hook, LiveConfigurations};
 use matching::Target;
 use review::{Gvx, Subject};
 
+use kapi_apiserver::authorization::Authorizer;
 use kapi_apiserver::registry::{AdmissionRequest, Registry};
 use kapi_apiserver::status::ApiError;
+use kapi_core::schema::cel_authz::with_authorizer;
 
 /// The webhooks of the stored configurations, and what calling them needs.
 pub struct Webhooks {
     registry: Arc<Registry>,
     live: Arc<LiveConfigurations>,
+    /// What answers match conditions' `authorizer` checks.
+    authorizer: Option<Authorizer>,
 }
 
 /// Starts watching the webhook configurations; the receiver turns `true` once the
-/// stored ones are read (as [`crate::rbac::start`]).
+/// stored ones are read (as [`crate::rbac::start`]). `authorizer` answers match
+/// conditions' `authorizer` checks (with none, every check is an error).
 pub fn start(
     registry: Arc<Registry>,
+    authorizer: Option<Authorizer>,
     shutdown: watch::Receiver<bool>,
 ) -> (Arc<Webhooks>, watch::Receiver<bool>, JoinHandle<()>) {
     let (live, synced, task) = configurations::start(registry.clone(), shutdown);
-    (Arc::new(Webhooks { registry, live }), synced, task)
+    let webhooks = Webhooks {
+        registry,
+        live,
+        authorizer,
+    };
+    (Arc::new(webhooks), synced, task)
 }
 
 /// Why a call did not give an answer to use.
@@ -314,14 +323,20 @@ impl Webhooks {
             attrs.req,
             &subject(attrs, invocation),
         ));
+        let authorizer = crate::admission::policy::authorizer::variable(attrs.req);
         let vars = [
             ("object", sent_obj.as_ref().or(obj).unwrap_or(&null)),
             ("oldObject", sent_old.as_ref().or(old).unwrap_or(&null)),
             ("request", &request),
+            ("authorizer", &authorizer),
         ];
+        let checks = self
+            .authorizer
+            .as_ref()
+            .map(|a| crate::admission::policy::authorizer::AsUser::checks(a, attrs.user));
         let mut errors = Vec::new();
         for (name, expression) in conditions {
-            match expression.eval_bool(&vars) {
+            match with_authorizer(checks.clone(), || expression.eval_bool(&vars)) {
                 Ok(true) => {}
                 Ok(false) => return Ok(false),
                 Err(e) => errors.push(format!("matchCondition {name:?}: {e}")),
