@@ -11,11 +11,13 @@
 //!   step refuses charges no quota.
 //!
 //! What the chain says besides refusing (the policies' warnings and audit annotations)
-//! is kept per request and handed to the response and the audit record.
+//! is kept per request and handed to the response and the audit record. Policies' and
+//! webhooks' CEL expressions ask the server's authorizer through [`authorizer`].
 //!
 //! NamespaceLifecycle, and the schema's validation and CEL rules, run in the registry's
 //! store, which every write passes as well.
 
+pub mod authorizer;
 pub mod default_ingress_class;
 pub mod escalation;
 pub mod policy;

@@ -16,14 +16,13 @@
 //!
 //! Where kapi differs from kube-apiserver:
 //! - Expressions' cost is kapi's measure (see [`evaluate`]), close to cel-go's but not
-//!   the same units. `authorizer` checks ask the server's authorizer ([`authorizer`]).
+//!   the same units. `authorizer` checks ask the server's authorizer ([`crate::admission::authorizer`]).
 //! - `matchPolicy: Equivalent` matches a rule naming another served version of the
 //!   resource and evaluates the object as sent (kapi's versions of a resource differ
 //!   only in `apiVersion`).
 //! - A binding whose policy has `paramKind` but which has no `paramRef`, or whose
 //!   `paramKind` is not served, is an error `failurePolicy` decides, with kapi's words.
 
-pub mod authorizer;
 pub mod compiled;
 pub mod evaluate;
 
@@ -195,11 +194,11 @@ impl Policies {
             request.req,
             &subject,
         ));
-        let authorizer_var = authorizer::variable(request.req);
+        let authorizer_var = crate::admission::authorizer::variable(request.req);
         let checks = self
             .authorizer
             .as_ref()
-            .map(|a| authorizer::AsUser::checks(a, request.user));
+            .map(|a| crate::admission::authorizer::AsUser::checks(a, request.user));
         params
             .iter()
             .filter_map(|p| {

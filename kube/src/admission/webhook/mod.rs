@@ -323,7 +323,7 @@ impl Webhooks {
             attrs.req,
             &subject(attrs, invocation),
         ));
-        let authorizer = crate::admission::policy::authorizer::variable(attrs.req);
+        let authorizer = crate::admission::authorizer::variable(attrs.req);
         let vars = [
             ("object", sent_obj.as_ref().or(obj).unwrap_or(&null)),
             ("oldObject", sent_old.as_ref().or(old).unwrap_or(&null)),
@@ -333,7 +333,7 @@ impl Webhooks {
         let checks = self
             .authorizer
             .as_ref()
-            .map(|a| crate::admission::policy::authorizer::AsUser::checks(a, attrs.user));
+            .map(|a| crate::admission::authorizer::AsUser::checks(a, attrs.user));
         let mut errors = Vec::new();
         for (name, expression) in conditions {
             match with_authorizer(checks.clone(), || expression.eval_bool(&vars)) {

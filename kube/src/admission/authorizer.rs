@@ -1,6 +1,6 @@
-//! The `authorizer` variable of policy expressions: kube's CEL authorizer library
-//! answered by the server's authorizer, as the request's user or, after
-//! `serviceAccount(ns, name)`, as that ServiceAccount.
+//! The `authorizer` variable of admission policies' and webhooks' expressions: kube's
+//! CEL authorizer library answered by the server's authorizer, as the request's user
+//! or, after `serviceAccount(ns, name)`, as that ServiceAccount.
 
 use std::sync::Arc;
 
