@@ -158,27 +158,36 @@ fn kinds_to_check(registry: &Registry, policy: &Policy) -> Vec<(String, Arc<Stor
         return Vec::new();
     };
     let mut kinds: Vec<(String, String, String, Arc<Store>)> = Vec::new();
-    for named in &constraints.rules {
+    // Each rule's groups, versions and resources in order; the first ten kinds found.
+    let sorted = |list: &[String]| {
+        let mut list = list.to_vec();
+        list.sort();
+        list
+    };
+    'rules: for named in &constraints.rules {
         let rule = &named.rule;
         let wild = |list: &[String]| list.iter().any(|s| s.contains('*'));
         if wild(&rule.groups) || wild(&rule.versions) {
             continue;
         }
-        for group in &rule.groups {
-            for version in &rule.versions {
-                for resource in rule.resources.iter().filter(|r| !r.contains(['*', '/'])) {
-                    let Some(store) = registry.get(group, version, resource) else {
+        for group in sorted(&rule.groups) {
+            for version in sorted(&rule.versions) {
+                for resource in sorted(&rule.resources) {
+                    if resource.contains(['*', '/']) {
+                        continue;
+                    }
+                    let Some(store) = registry.get(&group, &version, &resource) else {
                         continue;
                     };
                     let kind = store.info().kind.to_string();
                     if !kinds
                         .iter()
-                        .any(|k| (&k.0, &k.1, &k.2) == (group, version, &kind))
+                        .any(|k| (&k.0, &k.1, &k.2) == (&group, &version, &kind))
                     {
                         kinds.push((group.clone(), version.clone(), kind, store));
                     }
                     if kinds.len() == MAX_KINDS {
-                        break;
+                        break 'rules;
                     }
                 }
             }
