@@ -212,6 +212,17 @@ pub fn validate_pod_spec(spec: &PodSpec, path: &FieldPath) -> ErrorList {
     errs
 }
 
+/// A container's name is given and a DNS-1123 label.
+pub(super) fn container_name_errors(name: &str, path: &FieldPath, errs: &mut ErrorList) {
+    if name.is_empty() {
+        errs.push(FieldError::required(path, ""));
+    } else {
+        for msg in dns1123_label_errors(name) {
+            errs.push(FieldError::invalid(path, name, msg));
+        }
+    }
+}
+
 fn validate_containers<'a>(
     containers: &'a [Container],
     path: &FieldPath,
@@ -221,15 +232,9 @@ fn validate_containers<'a>(
     for (i, c) in containers.iter().enumerate() {
         let at = path.index(i);
         let name_path = at.child("name");
-        if c.name.is_empty() {
-            errs.push(FieldError::required(&name_path, ""));
-        } else {
-            for msg in dns1123_label_errors(&c.name) {
-                errs.push(FieldError::invalid(&name_path, c.name.as_str(), msg));
-            }
-            if !names.insert(&c.name) {
-                errs.push(FieldError::duplicate(&name_path, c.name.as_str()));
-            }
+        container_name_errors(&c.name, &name_path, errs);
+        if !c.name.is_empty() && !names.insert(&c.name) {
+            errs.push(FieldError::duplicate(&name_path, c.name.as_str()));
         }
         let image = c.image.as_deref().unwrap_or("");
         if image.is_empty() {

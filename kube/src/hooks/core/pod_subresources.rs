@@ -28,7 +28,6 @@
 use std::collections::{BTreeMap, HashSet};
 
 use kapi_core::__private::k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use kapi_core::meta::dns1123_label_errors;
 use kapi_core::{ErrorList, FieldError, FieldPath};
 
 use crate::generated::api::core::v1::{Container, EphemeralContainer, PodSpec};
@@ -207,13 +206,7 @@ pub fn validate_ephemeral_containers(spec: &PodSpec, path: &FieldPath) -> ErrorL
     for (i, c) in ephemeral.iter().enumerate() {
         let at = list.index(i);
         let name_path = at.child("name");
-        if c.name.is_empty() {
-            errs.push(FieldError::required(&name_path, ""));
-        } else {
-            for msg in dns1123_label_errors(&c.name) {
-                errs.push(FieldError::invalid(&name_path, c.name.as_str(), msg));
-            }
-        }
+        super::pod_spec::container_name_errors(&c.name, &name_path, &mut errs);
         if c.image.as_deref().unwrap_or("").is_empty() {
             errs.push(FieldError::required(&at.child("image"), ""));
         }
