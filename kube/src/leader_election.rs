@@ -292,7 +292,7 @@ impl Elector {
 }
 
 /// A `MicroTime`: RFC 3339 with microseconds, as Leases carry.
-fn micro_time() -> String {
+pub(crate) fn micro_time() -> String {
     chrono::Utc::now()
         .format("%Y-%m-%dT%H:%M:%S%.6fZ")
         .to_string()

@@ -292,6 +292,33 @@ fn ip_addresses(kapi: &Kapi) {
     );
 }
 
+/// The ServiceCIDR `name` once the controller has given it its finalizer and `Ready`.
+fn settled(kapi: &Kapi, name: &str) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let (code, cidr) = kapi.request("GET", &format!("{SERVICE_CIDRS}/{name}"), JSON, None);
+        assert_eq!(code, 200, "{cidr}");
+        let held = cidr["metadata"]["finalizers"] == json!([FINALIZER]);
+        if held && ready_condition(&cidr)["status"] == "True" {
+            return cidr;
+        }
+        assert!(std::time::Instant::now() < deadline, "not settled: {cidr}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+const FINALIZER: &str = "networking.k8s.io/service-cidr-finalizer";
+
+fn ready_condition(cidr: &Value) -> Value {
+    cidr["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == "Ready")
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
 fn service_cidrs(kapi: &Kapi) {
     // No generation; a status sent on create is dropped.
     let mut extra = service_cidr("extra", json!(["10.100.0.0/24"]));
@@ -300,9 +327,11 @@ fn service_cidrs(kapi: &Kapi) {
         "lastTransitionTime": "2024-01-01T00:00:00Z",
     }]});
     extra["status"] = ready.clone();
-    let extra = create(kapi, SERVICE_CIDRS, extra);
-    assert_eq!(extra["metadata"].get("generation"), None, "{extra}");
-    assert!(extra["status"]["conditions"].is_null(), "{extra}");
+    let created = create(kapi, SERVICE_CIDRS, extra);
+    assert_eq!(created["metadata"].get("generation"), None, "{created}");
+    assert!(created["status"]["conditions"].is_null(), "{created}");
+    // Then the controller gives it its finalizer and Ready.
+    let extra = settled(kapi, "extra");
 
     // ValidateServiceCIDR, in kube's words.
     assert_eq!(
@@ -353,7 +382,10 @@ fn service_cidrs(kapi: &Kapi) {
         json!(["10.100.0.0/24", "2001:db8::/64"])
     );
     // The main resource does not write status ...
-    assert!(dual["status"]["conditions"].is_null(), "{dual}");
+    assert_eq!(
+        dual["status"]["conditions"][0]["message"], "Kubernetes Service CIDR is ready",
+        "{dual}"
+    );
     // ... and /status writes nothing else.
     let mut status = dual.clone();
     status["status"] = ready;

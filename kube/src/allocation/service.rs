@@ -15,22 +15,30 @@
 //! under `{prefix}/ranges/servicenodeports/`. Addresses that an older kapi held by keys
 //! under `{prefix}/ranges/serviceips/` stay taken until their Service is deleted.
 //!
-//! Deliberate differences: IPv4 only (no dual stack); addresses come from
-//! `--service-cluster-ip-range` alone, not from every ServiceCIDR; no
-//! `healthCheckNodePort`; a change of type on update does not allocate (kube's
-//! `BeginUpdate` does); a dry-run create allocates nothing.
+//! Addresses come from every ServiceCIDR (networking.k8s.io/v1) that is Ready and not
+//! being deleted, as kube ≥ 1.33's allocator takes them (its IPv4 CIDRs, the outermost
+//! of nested ones, in name order); `--service-cluster-ip-range` is the default
+//! ServiceCIDR `kubernetes`, and is used directly only where no ServiceCIDR exists (a
+//! server that does not serve them). The ServiceCIDRs are read from the storage at each
+//! allocation, so every replica sees a new one at once.
+//!
+//! Deliberate differences: IPv4 only (no dual stack); no `healthCheckNodePort`; a
+//! change of type on update does not allocate (kube's `BeginUpdate` does); a dry-run
+//! create allocates nothing.
 
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 use std::ops::RangeInclusive;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use bytes::Bytes;
 use kapi_core::{FieldError, FieldPath};
-use kapi_storage::{ReadAt, Storage, StorageError};
+use kapi_storage::{ListRequest, ReadAt, Storage, StorageError};
 use serde_json::{Value, json};
 
 use kapi_apiserver::registry::{Lifecycle, LifecycleError, keys, object};
+
+use crate::hooks::ip::parse_cidr_sloppy;
 
 /// The ranges Services are allocated from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,26 +91,91 @@ impl ServiceRanges {
         Ok(a..=b)
     }
 
-    fn cidr(&self) -> String {
-        format!("{}/{}", self.network, self.prefix_len)
-    }
-
-    /// The usable addresses: the network without its first and last.
-    fn ip_offsets(&self) -> RangeInclusive<u32> {
-        let size = 1u64 << (32 - self.prefix_len);
-        1..=(size - 2) as u32
-    }
-
-    fn contains(&self, ip: Ipv4Addr) -> bool {
-        let offset = u32::from(ip).wrapping_sub(u32::from(self.network));
-        self.ip_offsets().contains(&offset)
+    /// `--service-cluster-ip-range`.
+    fn cluster_ips(&self) -> Network {
+        Network {
+            base: self.network,
+            prefix_len: self.prefix_len,
+        }
     }
 }
 
+/// An IPv4 network cluster IPs come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Network {
+    base: Ipv4Addr,
+    prefix_len: u8,
+}
+
+impl Network {
+    /// An IPv4 CIDR as a ServiceCIDR holds it (validated canonical); `None` for IPv6.
+    fn parse(cidr: &str) -> Option<Self> {
+        match parse_cidr_sloppy(cidr)? {
+            (IpAddr::V4(base), prefix_len) => Some(Self { base, prefix_len }),
+            (IpAddr::V6(_), _) => None,
+        }
+    }
+
+    fn size(self) -> u64 {
+        1u64 << (32 - u32::from(self.prefix_len))
+    }
+
+    /// The usable addresses' offsets: all but the network and broadcast addresses
+    /// (none in a /31 or /32).
+    fn host_offsets(self) -> RangeInclusive<u32> {
+        match self.size() {
+            size @ 4.. => 1..=(size - 2) as u32,
+            _ => 1..=0,
+        }
+    }
+
+    fn offset(self, ip: Ipv4Addr) -> u64 {
+        u64::from(u32::from(ip).wrapping_sub(u32::from(self.base)))
+    }
+
+    /// Whether `ip` is in the network at all.
+    fn contains(self, ip: Ipv4Addr) -> bool {
+        self.offset(ip) < self.size()
+    }
+
+    /// Whether `ip` may be a cluster IP.
+    fn has_host(self, ip: Ipv4Addr) -> bool {
+        self.contains(ip) && self.host_offsets().contains(&(self.offset(ip) as u32))
+    }
+
+    /// Whether all of `self` lies in `other`.
+    fn within(self, other: Network) -> bool {
+        other.prefix_len <= self.prefix_len && other.contains(self.base)
+    }
+}
+
+impl std::fmt::Display for Network {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.base, self.prefix_len)
+    }
+}
+
+/// Whether a stored ServiceCIDR may be allocated from: Ready and not being deleted.
+fn allocates(cidr: &Value) -> bool {
+    let ready = cidr["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == "Ready" && c["status"] == "True");
+    ready
+        && cidr["metadata"]
+            .get("deletionTimestamp")
+            .is_none_or(Value::is_null)
+}
+
+/// kube's `ErrMismatchedNetwork`: an address in no ServiceCIDR.
+const MISMATCHED_NETWORK: &str = "the provided network does not match the current range";
+
 /// The label kube's allocator puts on the IPAddresses it creates, and its value.
-const MANAGED_BY: (&str, &str) = ("ipaddress.kubernetes.io/managed-by", "ipallocator.k8s.io");
+pub(crate) const MANAGED_BY: (&str, &str) =
+    ("ipaddress.kubernetes.io/managed-by", "ipallocator.k8s.io");
 /// The label naming an IPAddress's family.
-const IP_FAMILY_LABEL: &str = "ipaddress.kubernetes.io/ip-family";
+pub(crate) const IP_FAMILY_LABEL: &str = "ipaddress.kubernetes.io/ip-family";
 
 /// Reserves Service cluster IPs as IPAddress objects and node ports as keys of the
 /// storage.
@@ -112,6 +185,8 @@ pub struct ServiceAllocator {
     keys: String,
     /// Where IPAddress objects are stored: `{prefix}/networking.k8s.io/ipaddresses/`.
     addresses: String,
+    /// Where ServiceCIDRs are stored.
+    service_cidrs: String,
     ranges: ServiceRanges,
 }
 
@@ -123,6 +198,7 @@ impl ServiceAllocator {
             storage,
             keys: format!("{}/ranges/", prefix.trim_end_matches('/')),
             addresses: keys::group_resource_prefix(prefix, "networking.k8s.io", "ipaddresses"),
+            service_cidrs: keys::group_resource_prefix(prefix, "networking.k8s.io", "servicecidrs"),
             ranges,
         }
     }
@@ -240,18 +316,72 @@ impl ServiceAllocator {
         Ok(None)
     }
 
-    async fn allocate_ip(&self, owner: &Value) -> Result<Option<Ipv4Addr>, LifecycleError> {
-        let offsets = self.ranges.ip_offsets();
+    /// The networks cluster IPs come from now: the IPv4 CIDRs of every ServiceCIDR that
+    /// [`allocates`], less those inside another, or `--service-cluster-ip-range` where
+    /// no ServiceCIDR exists.
+    async fn networks(&self) -> Result<Vec<Network>, LifecycleError> {
+        let request = ListRequest {
+            prefix: self.service_cidrs.clone(),
+            ..ListRequest::default()
+        };
+        let listed = self
+            .storage
+            .list(&request)
+            .await
+            .map_err(LifecycleError::Storage)?;
+        if listed.items.is_empty() {
+            return Ok(vec![self.ranges.cluster_ips()]);
+        }
+        let mut networks: Vec<Network> = Vec::new();
+        for kv in &listed.items {
+            let cidr: Value = serde_json::from_slice(&kv.value).unwrap_or(Value::Null);
+            if !allocates(&cidr) {
+                continue;
+            }
+            let cidrs = cidr["spec"]["cidrs"].as_array().into_iter().flatten();
+            for net in cidrs.filter_map(Value::as_str).filter_map(Network::parse) {
+                if !networks.contains(&net) {
+                    networks.push(net);
+                }
+            }
+        }
+        let all = networks.clone();
+        networks.retain(|n| !all.iter().any(|o| o != n && n.within(*o)));
+        Ok(networks)
+    }
+
+    async fn allocate_ip(
+        &self,
+        network: Network,
+        owner: &Value,
+    ) -> Result<Option<Ipv4Addr>, LifecycleError> {
+        let offsets = network.host_offsets();
+        if offsets.is_empty() {
+            return Ok(None);
+        }
         let first = *offsets.start();
         let count = u64::from(offsets.end() - first + 1);
-        let network = u32::from(self.ranges.network);
-        let size = 1u64 << (32 - self.ranges.prefix_len);
+        let base = u32::from(network.base);
         self.allocate(
-            (count, static_band(size, 256, 16)),
-            |n| Ipv4Addr::from(network + first + n as u32),
+            (count, static_band(network.size(), 256, 16)),
+            |n| Ipv4Addr::from(base + first + n as u32),
             owner,
         )
         .await
+    }
+
+    /// A free address from the first of `networks` that has one, reserved.
+    async fn allocate_any_ip(
+        &self,
+        networks: &[Network],
+        owner: &Value,
+    ) -> Result<Option<Ipv4Addr>, LifecycleError> {
+        for &network in networks {
+            if let Some(ip) = self.allocate_ip(network, owner).await? {
+                return Ok(Some(ip));
+            }
+        }
+        Ok(None)
     }
 
     async fn allocate_port(&self, owner: &Value) -> Result<Option<u16>, LifecycleError> {
@@ -289,7 +419,7 @@ impl ServiceAllocator {
     /// Refuses requested values no allocation could satisfy (an address or node port
     /// outside its range) before anything is reserved, so such a refusal writes
     /// nothing.
-    fn check_requested(&self, obj: &Value) -> Result<(), LifecycleError> {
+    fn check_requested(&self, obj: &Value, networks: &[Network]) -> Result<(), LifecycleError> {
         let spec = &obj["spec"];
         if spec["type"] == "ExternalName" {
             return Ok(());
@@ -309,10 +439,16 @@ impl ServiceAllocator {
             let parsed: Ipv4Addr = requested
                 .parse()
                 .map_err(|_| invalid("not a valid IPv4 address".into()))?;
-            if !self.ranges.contains(parsed) {
+            // kube's allocator for the address: a network it is a host of, or else any
+            // that holds it.
+            let network = networks
+                .iter()
+                .find(|n| n.has_host(parsed))
+                .or_else(|| networks.iter().find(|n| n.contains(parsed)))
+                .ok_or_else(|| invalid(MISMATCHED_NETWORK.into()))?;
+            if !network.has_host(parsed) {
                 return Err(invalid(format!(
-                    "the provided IP ({requested}) is not in the valid range. The range of valid IPs is {}",
-                    self.ranges.cidr()
+                    "the provided IP ({requested}) is not in the valid range. The range of valid IPs is {network}"
                 )));
             }
         }
@@ -341,7 +477,8 @@ impl ServiceAllocator {
         owner: &Value,
         reserved: &mut Vec<String>,
     ) -> Result<(), LifecycleError> {
-        self.check_requested(obj)?;
+        let networks = self.networks().await?;
+        self.check_requested(obj, &networks)?;
         let ty = obj["spec"]["type"]
             .as_str()
             .unwrap_or("ClusterIP")
@@ -366,9 +503,14 @@ impl ServiceAllocator {
                 spec["clusterIPs"] = json!(["None"]);
             }
             "" => {
-                let ip = self.allocate_ip(owner).await?.ok_or_else(|| {
-                    LifecycleError::Internal("failed to allocate a serviceIP: range is full".into())
-                })?;
+                let ip = self
+                    .allocate_any_ip(&networks, owner)
+                    .await?
+                    .ok_or_else(|| {
+                        LifecycleError::Internal(
+                            "failed to allocate a serviceIP: range is full".into(),
+                        )
+                    })?;
                 reserved.push(self.ip_key(ip));
                 spec["clusterIP"] = json!(ip.to_string());
                 spec["clusterIPs"] = json!([ip.to_string()]);
@@ -381,15 +523,8 @@ impl ServiceAllocator {
                         format!("failed to allocate IP {ip}: {why}"),
                     )])
                 };
-                let parsed: Ipv4Addr = ip
-                    .parse()
-                    .map_err(|_| invalid("not a valid IPv4 address".into()))?;
-                if !self.ranges.contains(parsed) {
-                    return Err(invalid(format!(
-                        "the provided IP ({ip}) is not in the valid range. The range of valid IPs is {}",
-                        self.ranges.cidr()
-                    )));
-                }
+                // check_requested refused anything but a host of a network.
+                let parsed: Ipv4Addr = ip.parse().unwrap_or(Ipv4Addr::UNSPECIFIED);
                 if !self.reserve_ip(parsed, owner).await? {
                     return Err(invalid("provided IP is already allocated".into()));
                 }
@@ -530,11 +665,22 @@ mod tests {
             30000..=32767
         );
         assert!(ServiceRanges::parse_port_range("5-1").is_err());
-        let r = ServiceRanges::default();
-        assert!(r.contains(Ipv4Addr::new(10, 0, 0, 1)));
-        assert!(!r.contains(Ipv4Addr::new(10, 0, 0, 0)));
-        assert!(!r.contains(Ipv4Addr::new(10, 0, 0, 255)));
+        let r = ServiceRanges::default().cluster_ips();
+        assert!(r.has_host(Ipv4Addr::new(10, 0, 0, 1)));
+        assert!(!r.has_host(Ipv4Addr::new(10, 0, 0, 0)));
+        assert!(r.contains(Ipv4Addr::new(10, 0, 0, 0)));
+        assert!(!r.has_host(Ipv4Addr::new(10, 0, 0, 255)));
         assert!(!r.contains(Ipv4Addr::new(10, 0, 1, 1)));
+        let all = Network::parse("0.0.0.0/0").unwrap();
+        assert!(all.has_host(Ipv4Addr::new(10, 0, 1, 1)));
+        assert!(r.within(all) && !all.within(r));
+        assert!(
+            Network::parse("10.0.0.7/32")
+                .unwrap()
+                .host_offsets()
+                .is_empty()
+        );
+        assert_eq!(Network::parse("fd00::/64"), None);
     }
 
     #[test]
@@ -556,13 +702,14 @@ mod tests {
             prefix_len: 27, // 30 usable addresses, the first 16 kept
             ..ServiceRanges::default()
         };
+        let network = ranges.cluster_ips();
         let allocator = ServiceAllocator::new(storage, "/registry", ranges);
         let mut picked = Vec::new();
         for i in 0..30 {
             let owner = json!({"uid": format!("u{i}")});
             picked.push(
                 allocator
-                    .allocate_ip(&owner)
+                    .allocate_ip(network, &owner)
                     .await
                     .unwrap()
                     .unwrap()
@@ -573,6 +720,6 @@ mod tests {
         assert!(upper.iter().all(|&o| (17..=30).contains(&o)), "{upper:?}");
         assert!(lower.iter().all(|&o| (1..=16).contains(&o)), "{lower:?}");
         let owner = json!({"uid": "full"});
-        assert_eq!(allocator.allocate_ip(&owner).await.unwrap(), None);
+        assert_eq!(allocator.allocate_ip(network, &owner).await.unwrap(), None);
     }
 }

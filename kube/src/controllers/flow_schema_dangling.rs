@@ -13,6 +13,8 @@ use tokio::sync::watch;
 use kapi_apiserver::registry::object::name;
 use kapi_apiserver::registry::{ListOptions, Registry, Store, Subresource, WriteOptions};
 
+use super::items;
+
 /// kube's field manager for the condition.
 const MANAGER: &str = "api-priority-and-fairness-config-consumer-v1";
 const GROUP: &str = "flowcontrol.apiserver.k8s.io";
@@ -65,7 +67,7 @@ async fn reconcile(schemas: &Store, levels: &Store) {
             .as_str()
             .unwrap_or_default();
         let wanted = condition(level, names.contains(level));
-        if current(schema).is_some_and(|c| same(c, &wanted)) {
+        if super::condition(schema, "Dangling").is_some_and(|c| super::same_condition(c, &wanted)) {
             continue;
         }
         let written = schemas
@@ -74,20 +76,13 @@ async fn reconcile(schemas: &Store, levels: &Store) {
                 name(schema),
                 Subresource::Status,
                 &WriteOptions::by(MANAGER),
-                |stored| Ok(with_condition(stored, &wanted)),
+                |stored| Ok(super::with_condition(stored, &wanted)),
             )
             .await;
         if let Err(e) = written {
             tracing::debug!(schema = name(schema), error = %e, "writing a Dangling condition");
         }
     }
-}
-
-fn items(list: &Value) -> &[Value] {
-    list["items"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default()
 }
 
 /// kube's condition for a schema naming `level`, which exists or not.
@@ -110,40 +105,4 @@ fn condition(level: &str, exists: bool) -> Value {
         )
     };
     json!({"type": "Dangling", "status": status, "reason": reason, "message": message})
-}
-
-fn current(schema: &Value) -> Option<&Value> {
-    schema["status"]["conditions"]
-        .as_array()?
-        .iter()
-        .find(|c| c["type"] == "Dangling")
-}
-
-fn same(have: &Value, want: &Value) -> bool {
-    ["status", "reason", "message"]
-        .iter()
-        .all(|k| have[*k] == want[*k])
-}
-
-/// `stored` with its `Dangling` condition replaced by `wanted`; the transition time
-/// moves only when the status does.
-fn with_condition(stored: &Value, wanted: &Value) -> Value {
-    let mut next = stored.clone();
-    let mut wanted = wanted.clone();
-    let transitioned = current(stored)
-        .filter(|c| c["status"] == wanted["status"])
-        .and_then(|c| c.get("lastTransitionTime").cloned());
-    wanted["lastTransitionTime"] =
-        transitioned.unwrap_or_else(|| json!(kapi_apiserver::registry::object::now()));
-    let conditions = next["status"]["conditions"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let mut kept: Vec<Value> = conditions
-        .into_iter()
-        .filter(|c| c["type"] != "Dangling")
-        .collect();
-    kept.push(wanted);
-    next["status"]["conditions"] = Value::Array(kept);
-    next
 }

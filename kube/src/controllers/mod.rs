@@ -10,21 +10,31 @@
 //! - [`resource_quota`]: ResourceQuota usage;
 //! - [`admission_policy_status`]: ValidatingAdmissionPolicies' type checking;
 //! - [`flow_schema_dangling`]: FlowSchemas' `Dangling` condition (kube-apiserver's own
-//!   priority-and-fairness config controller).
+//!   priority-and-fairness config controller);
+//! - [`service_cidr`]: ServiceCIDRs' finalizer, `Ready` condition and deletion
+//!   protection;
+//! - [`cluster_ip_repair`]: Services' cluster IPs and their IPAddresses kept in step
+//!   (kube-apiserver's own repair loop).
+//!
+//! [`events`] writes the Events they report.
 
 /// The field manager of the controllers' writes, as kube's controllers run in
 /// `kube-controller-manager`.
 pub(crate) const MANAGER: &str = "kube-controller-manager";
 
 pub mod admission_policy_status;
+pub mod cluster_ip_repair;
+pub(crate) mod events;
 pub mod flow_schema_dangling;
 pub mod garbage_collector;
 pub mod namespace;
 pub mod resource_quota;
 pub mod service_account;
+pub mod service_cidr;
 
 use std::sync::Arc;
 
+use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use kapi_apiserver::registry::watch::EventStream;
@@ -38,6 +48,8 @@ pub async fn run(registry: Arc<Registry>, shutdown: watch::Receiver<bool>) {
         resource_quota::run(registry.clone(), shutdown.clone()),
         admission_policy_status::run(registry.clone(), shutdown.clone()),
         flow_schema_dangling::run(registry.clone(), shutdown.clone()),
+        service_cidr::run(registry.clone(), shutdown.clone()),
+        cluster_ip_repair::run(registry.clone(), shutdown.clone()),
         garbage_collector::run(registry, shutdown),
     );
 }
@@ -59,4 +71,51 @@ pub(crate) async fn watch_from_now(
             _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}
         }
     }
+}
+
+/// The condition of `type` in `obj`'s `status.conditions`.
+pub(crate) fn condition<'a>(obj: &'a Value, type_: &str) -> Option<&'a Value> {
+    obj["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == type_)
+}
+
+/// Whether two conditions say the same (transition times aside).
+pub(crate) fn same_condition(have: &Value, want: &Value) -> bool {
+    ["status", "reason", "message"]
+        .iter()
+        .all(|k| have[*k] == want[*k])
+}
+
+/// `stored` with its condition of `wanted`'s type replaced by `wanted`; the transition
+/// time moves only when the status does.
+pub(crate) fn with_condition(stored: &Value, wanted: &Value) -> Value {
+    let type_ = wanted["type"].as_str().unwrap_or_default();
+    let mut next = stored.clone();
+    let mut wanted = wanted.clone();
+    let transitioned = condition(stored, type_)
+        .filter(|c| c["status"] == wanted["status"])
+        .and_then(|c| c.get("lastTransitionTime").cloned());
+    wanted["lastTransitionTime"] =
+        transitioned.unwrap_or_else(|| json!(kapi_apiserver::registry::object::now()));
+    let conditions = next["status"]["conditions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let mut kept: Vec<Value> = conditions
+        .into_iter()
+        .filter(|c| c["type"] != type_)
+        .collect();
+    kept.push(wanted);
+    next["status"]["conditions"] = Value::Array(kept);
+    next
+}
+
+/// The items of a list answer.
+pub(crate) fn items(list: &Value) -> &[Value] {
+    list["items"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
 }

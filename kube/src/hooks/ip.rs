@@ -44,8 +44,38 @@ pub fn ip_warning(path: &str, value: &str) -> Option<String> {
     }
 }
 
+/// A CIDR as Go's `netutils.ParseCIDRSloppy` reads it: the address (not masked) and
+/// the prefix length.
+pub(crate) fn parse_cidr_sloppy(s: &str) -> Option<(IpAddr, u8)> {
+    let (addr, bits) = s.split_once('/')?;
+    let ip = parse_sloppy(addr)?;
+    if bits.is_empty() || !bits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    // Go's parser sizes the mask by how the address was written, not by its family.
+    let max = if addr.contains(':') { 128 } else { 32 };
+    let len = bits.parse::<u8>().ok().filter(|n| *n <= max)?;
+    Some((ip, len))
+}
+
+/// Whether `ip` is a host of the network `net/len` (kube's `GetHostIPPrefixMatches`):
+/// inside it, and neither its network address nor, for IPv4, its broadcast address.
+pub(crate) fn is_host_of(ip: IpAddr, (net, len): (IpAddr, u8)) -> bool {
+    let base = network(net, u32::from(len));
+    if ip.is_ipv4() != base.is_ipv4() || network(ip, u32::from(len)) != base || ip == base {
+        return false;
+    }
+    match ip {
+        IpAddr::V4(v4) => {
+            let host_bits = u32::MAX.checked_shr(u32::from(len)).unwrap_or(0);
+            u32::from(v4) & host_bits != host_bits
+        }
+        IpAddr::V6(_) => true,
+    }
+}
+
 /// The network of `ip` under a `prefix`-bit mask.
-fn network(ip: IpAddr, prefix: u32) -> IpAddr {
+pub(crate) fn network(ip: IpAddr, prefix: u32) -> IpAddr {
     match ip {
         IpAddr::V4(v4) => {
             let mask = u32::MAX.checked_shl(32 - prefix).unwrap_or(0);
@@ -118,7 +148,21 @@ pub fn cidr_warnings(path: &str, value: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{cidr_warnings, ip_warning};
+    use super::{cidr_warnings, ip_warning, is_host_of, parse_cidr_sloppy};
+
+    #[test]
+    fn hosts_exclude_the_network_and_broadcast_addresses() {
+        let net = parse_cidr_sloppy("10.0.0.0/24").unwrap();
+        let host = |s: &str| is_host_of(s.parse().unwrap(), net);
+        assert!(host("10.0.0.1") && host("10.0.0.254"));
+        assert!(!host("10.0.0.0") && !host("10.0.0.255") && !host("10.0.1.1"));
+        assert!(!host("fd00::1"));
+        let v6 = parse_cidr_sloppy("fd00::/120").unwrap();
+        assert!(is_host_of("fd00::ff".parse().unwrap(), v6));
+        assert!(!is_host_of("fd00::".parse().unwrap(), v6));
+        let all = parse_cidr_sloppy("0.0.0.0/0").unwrap();
+        assert!(is_host_of("8.8.8.8".parse().unwrap(), all));
+    }
 
     /// kube's `TestGetWarningsForCIDR`, less the cases Go's parser alone accepts.
     #[test]

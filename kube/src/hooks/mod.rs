@@ -20,7 +20,7 @@ pub mod core;
 mod discovery;
 mod events;
 mod flowcontrol;
-mod ip;
+pub(crate) mod ip;
 mod networking;
 mod node;
 mod policy;

@@ -23,7 +23,7 @@
 //! - The immutable `spec.parentRef` is shown as JSON in the message, where kube prints
 //!   its Go struct.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 
 use kapi_core::meta::{NameRule, dns1123_subdomain_errors};
 use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
@@ -31,7 +31,7 @@ use serde_json::Value;
 
 use crate::generated::api::networking::v1::ParentReference;
 use crate::generated::networking_k8s_io::v1::IPAddress;
-use crate::hooks::ip::parse_sloppy;
+use crate::hooks::ip::{network, parse_cidr_sloppy, parse_sloppy};
 
 /// The hooks of IPAddress.
 #[derive(Clone, Copy, Debug, Default)]
@@ -88,34 +88,6 @@ pub(super) fn strict_ip_errors(value: &str) -> Vec<String> {
     errs
 }
 
-/// A CIDR as Go's `netutils.ParseCIDRSloppy` reads it: the address (not masked) and
-/// the prefix length.
-pub(super) fn parse_cidr_sloppy(s: &str) -> Option<(IpAddr, u8)> {
-    let (addr, bits) = s.split_once('/')?;
-    let ip = parse_sloppy(addr)?;
-    if bits.is_empty() || !bits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    // Go's parser sizes the mask by how the address was written, not by its family.
-    let max = if addr.contains(':') { 128 } else { 32 };
-    let len = bits.parse::<u8>().ok().filter(|n| *n <= max)?;
-    Some((ip, len))
-}
-
-/// `ip` with the bits beyond `len` cleared, `len` counted in the address's own width.
-fn masked(ip: IpAddr, len: u8) -> IpAddr {
-    match ip {
-        IpAddr::V4(v4) => {
-            let mask = u32::MAX.checked_shl(32 - u32::from(len)).unwrap_or(0);
-            IpAddr::V4(Ipv4Addr::from(u32::from(v4) & mask))
-        }
-        IpAddr::V6(v6) => {
-            let mask = u128::MAX.checked_shl(128 - u32::from(len)).unwrap_or(0);
-            IpAddr::V6(Ipv6Addr::from(u128::from(v6) & mask))
-        }
-    }
-}
-
 /// apimachinery's `IsValidCIDR`: the problems with `value` as a CIDR written strictly
 /// (no leading zeros, no IPv4-mapped IPv6, no bits beyond the prefix) and canonically.
 pub(super) fn strict_cidr_errors(value: &str) -> Vec<String> {
@@ -130,7 +102,7 @@ pub(super) fn strict_cidr_errors(value: &str) -> Vec<String> {
     if is_4in6(ip) {
         return vec!["must not have an IPv4-mapped IPv6 address".into()];
     }
-    if masked(ip, len) != ip {
+    if network(ip, u32::from(len)) != ip {
         return vec!["must not have bits set beyond the prefix length".into()];
     }
     let canonical = format!("{}/{len}", go_ip_string(ip));

@@ -22,8 +22,9 @@
 use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
 use serde_json::Value;
 
-use super::ip_address::{is_ipv4, parse_cidr_sloppy, strict_cidr_errors};
+use super::ip_address::{is_ipv4, strict_cidr_errors};
 use crate::generated::networking_k8s_io::v1::ServiceCIDR;
+use crate::hooks::ip::parse_cidr_sloppy;
 
 /// The hooks of ServiceCIDR.
 #[derive(Clone, Copy, Debug, Default)]
