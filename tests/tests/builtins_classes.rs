@@ -510,3 +510,59 @@ fn runtime_classes() {
         vec![strs(&["NAME", "HANDLER"]), strs(&["runc", "runc"])]
     );
 }
+
+/// Node labels kube has deprecated get kube's warnings where objects select nodes by
+/// them: RuntimeClass `scheduling.nodeSelector`, StorageClass `allowedTopologies` and
+/// CSIStorageCapacity `nodeTopology`, on create and on update.
+#[test]
+fn deprecated_node_labels_get_warnings() {
+    let kapi = Kapi::start(Backend::Embedded);
+    let send = |method: &str, path: &str, body: &Value| {
+        let bytes = serde_json::to_vec(body).expect("json");
+        let out = kapi.exchange(method, path, JSON, None, Some(&bytes));
+        assert!(out.code < 300, "{method} {path}: {}", out.body);
+        out.warnings
+    };
+    let quoted = |w: &str| format!("299 - \"{}\"", w.replace('"', "\\\""));
+    let rc = runtime_class(
+        "legacy",
+        json!({"handler": "runc",
+            "scheduling": {"nodeSelector": {"beta.kubernetes.io/arch": "amd64"}}}),
+    );
+    let want =
+        [r#"scheduling.nodeSelector: deprecated since v1.14; use "kubernetes.io/arch" instead"#]
+            .map(quoted);
+    assert_eq!(
+        send("POST", "/apis/node.k8s.io/v1/runtimeclasses", &rc),
+        want
+    );
+    let path = "/apis/node.k8s.io/v1/runtimeclasses/legacy";
+    let (_, mut stored) = kapi.request("GET", path, JSON, None);
+    stored["metadata"]["labels"] = json!({"touched": "yes"});
+    assert_eq!(send("PUT", path, &stored), want);
+
+    let sc = json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+        "metadata": {"name": "zonal"}, "provisioner": "example.com/disk",
+        "allowedTopologies": [{"matchLabelExpressions": [
+            {"key": "topology.kubernetes.io/region", "values": ["r"]},
+            {"key": "failure-domain.beta.kubernetes.io/zone", "values": ["a"]}]}]});
+    assert_eq!(
+        send("POST", "/apis/storage.k8s.io/v1/storageclasses", &sc),
+        [r#"allowedTopologies[0].matchLabelExpressions[1].key: deprecated since v1.17; use "topology.kubernetes.io/zone" instead"#]
+            .map(quoted)
+    );
+
+    let capacity = json!({"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity",
+        "metadata": {"name": "zone-a"}, "storageClassName": "zonal",
+        "nodeTopology": {"matchLabels": {"beta.kubernetes.io/instance-type": "big"},
+            "matchExpressions": [{"key": "failure-domain.beta.kubernetes.io/region",
+                "operator": "In", "values": ["r"]}]}});
+    assert_eq!(
+        send("POST", "/apis/storage.k8s.io/v1/namespaces/default/csistoragecapacities", &capacity),
+        [
+            r#"nodeTopology.matchExpressions[0].key: failure-domain.beta.kubernetes.io/region is deprecated since v1.17; use "topology.kubernetes.io/region" instead"#,
+            r#"nodeTopology.matchLabels.beta.kubernetes.io/instance-type: deprecated since v1.17; use "node.kubernetes.io/instance-type" instead"#,
+        ]
+        .map(quoted)
+    );
+}

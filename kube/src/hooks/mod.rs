@@ -23,6 +23,7 @@ mod flowcontrol;
 pub(crate) mod ip;
 mod networking;
 mod node;
+mod node_labels;
 mod policy;
 mod rbac;
 mod scheduling;

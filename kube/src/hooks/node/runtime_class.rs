@@ -29,6 +29,7 @@ use serde_json::Value;
 use crate::generated::api::core::v1::Toleration;
 use crate::generated::node_k8s_io::v1::RuntimeClass;
 use crate::hooks::core::quantity_value;
+use crate::hooks::node_labels::runtime_class_warnings;
 use crate::hooks::strings;
 
 /// The hooks of RuntimeClass.
@@ -272,6 +273,19 @@ fn validate_rc(rc: &RuntimeClass) -> ErrorList {
 impl Hooks<RuntimeClass> for RuntimeClassHooks {
     fn tracks_generation(&self) -> bool {
         false
+    }
+
+    /// kube's `WarningsOnCreate`: deprecated node labels in `scheduling.nodeSelector`.
+    fn warnings_on_create(&self, rc: &RuntimeClass) -> Vec<String> {
+        runtime_class_warnings(
+            rc.scheduling
+                .as_ref()
+                .and_then(|s| s.node_selector.as_ref()),
+        )
+    }
+
+    fn warnings_on_update(&self, new: &RuntimeClass, _old: &RuntimeClass) -> Vec<String> {
+        self.warnings_on_create(new)
     }
 
     fn validate(&self, rc: &RuntimeClass) -> ErrorList {

@@ -30,6 +30,7 @@ use serde_json::Value;
 use super::validation::immutable;
 use crate::generated::storage_k8s_io::v1::CSIStorageCapacity;
 use crate::hooks::core::quantity_value;
+use crate::hooks::node_labels::node_selector_warnings;
 
 /// The hooks of CSIStorageCapacity.
 #[derive(Clone, Copy, Debug, Default)]
@@ -126,6 +127,22 @@ fn validate_capacity(capacity: &CSIStorageCapacity, any_values: bool) -> ErrorLi
 impl Hooks<CSIStorageCapacity> for CsiStorageCapacityHooks {
     fn tracks_generation(&self) -> bool {
         false
+    }
+
+    /// kube's `WarningsOnCreate`: deprecated node labels in `nodeTopology`.
+    fn warnings_on_create(&self, capacity: &CSIStorageCapacity) -> Vec<String> {
+        node_selector_warnings(
+            capacity.node_topology.as_ref(),
+            &FieldPath::new("nodeTopology"),
+        )
+    }
+
+    fn warnings_on_update(
+        &self,
+        new: &CSIStorageCapacity,
+        _old: &CSIStorageCapacity,
+    ) -> Vec<String> {
+        self.warnings_on_create(new)
     }
 
     fn validate(&self, capacity: &CSIStorageCapacity) -> ErrorList {

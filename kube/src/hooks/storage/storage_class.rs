@@ -11,6 +11,7 @@ use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
 use serde_json::Value;
 
 use crate::generated::storage_k8s_io::v1::StorageClass;
+use crate::hooks::node_labels::storage_class_warnings;
 use crate::hooks::strings;
 
 /// The hooks of StorageClass.
@@ -57,6 +58,15 @@ fn validate_sc(sc: &StorageClass) -> ErrorList {
 impl Hooks<StorageClass> for StorageClassHooks {
     fn tracks_generation(&self) -> bool {
         false
+    }
+
+    /// kube's `WarningsOnCreate`: deprecated node labels in `allowedTopologies`.
+    fn warnings_on_create(&self, sc: &StorageClass) -> Vec<String> {
+        storage_class_warnings(sc.allowed_topologies.as_deref())
+    }
+
+    fn warnings_on_update(&self, new: &StorageClass, _old: &StorageClass) -> Vec<String> {
+        self.warnings_on_create(new)
     }
 
     fn allow_unconditional_update(&self) -> bool {
