@@ -347,6 +347,16 @@ impl ApiError {
         )
     }
 
+    /// 503 ServiceUnavailable with `message`: something the request needs cannot be
+    /// reached.
+    pub fn service_unavailable(message: impl Into<String>) -> Self {
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "ServiceUnavailable",
+            message,
+        )
+    }
+
     /// Translates a storage error about object `name` of `info` into the API error
     /// kube-apiserver answers with (`pkg/storage/errors` in k8s.io/apiserver).
     pub fn from_storage(info: &ResourceInfo, name: &str, error: &StorageError) -> Self {

@@ -335,6 +335,7 @@ pub async fn serve(
                 kapi_kube::bindings::create_only(),
             ])
             .collect(),
+        connecters: kapi_kube::kubelet_streams::connecters(),
         built_in_groups: kapi_kube::controlplane::BUILT_IN_GROUPS,
         insecure: tls.is_none(),
         limits,

@@ -7,7 +7,9 @@
 //! ([`admission`]), the controllers ([`controllers`], with [`leader_election`] picking
 //! the replica that runs them), the RBAC authorizer's policy ([`rbac`]), the objects
 //! every cluster starts with ([`bootstrap`]), the review APIs ([`reviews`]), pod
-//! [`eviction`] under disruption budgets, the core [`bindings`] collection, the
+//! [`eviction`] under disruption budgets, the core [`bindings`] collection, what kube
+//! decides before it connects to a kubelet ([`kubelet_streams`]: `pods/log`, `exec`,
+//! `attach`, `portforward`), the
 //! configuration priority and fairness follows ([`flow_control`]), and what
 //! particular built-ins get from the configuration ([`controlplane`]).
 //!
@@ -39,6 +41,7 @@ pub mod eviction;
 pub mod flow_control;
 pub mod generated;
 pub mod hooks;
+pub mod kubelet_streams;
 pub mod leader_election;
 pub mod rbac;
 pub mod reviews;

@@ -1,14 +1,13 @@
 //! Service cluster IPs and node ports, allocated from storage so that replicas over one
-//! etcd never hand out the same value, each cluster IP held by an IPAddress object, from
-//! every Ready ServiceCIDR, which stays while addresses depend on it; the repair loop
-//! that keeps Services and IPAddresses in step; and `pods/binding` and the `bindings`
-//! collection, which assign a pod to a node once.
+//! etcd never hand out the same value, each cluster IP held by an IPAddress object
+//! (ServiceCIDRs and the repair loop: `service_cidrs.rs`); `pods/binding` and the `bindings`
+//! collection, which assign a pod to a node once; and `pods/log`, `exec`, `attach` and
+//! `portforward`, answered as kube answers them up to the kubelet kapi does not run.
 
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
 
 use kapi_testing::EtcdProcess;
-use kapi_tests::{Backend, Kapi, on_every_backend};
+use kapi_tests::{Backend, KUBECTL_RELEASES, Kapi, on_every_backend};
 use serde_json::{Value, json};
 
 const SERVICES: &str = "/api/v1/namespaces/default/services";
@@ -213,226 +212,6 @@ fn replicas_never_allocate_the_same_ip() {
             .unwrap_or("")
             .contains("range is full"),
         "{full}"
-    );
-}
-
-const SERVICE_CIDRS: &str = "/apis/networking.k8s.io/v1/servicecidrs";
-
-/// `get` until `done` holds for its answer (at most 30 s); returns that answer.
-fn until(kapi: &Kapi, path: &str, done: impl Fn(u16, &Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let (code, obj) = kapi.request("GET", path, JSON, None);
-        if done(code, &obj) {
-            return obj;
-        }
-        assert!(Instant::now() < deadline, "GET {path}: {code} {obj}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-fn ready(cidr: &Value) -> Value {
-    cidr["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["type"] == "Ready")
-        .cloned()
-        .unwrap_or(Value::Null)
-}
-
-/// A ServiceCIDR added at run time hands out addresses once Ready, beside the default
-/// one; deleting it waits while a Service's address lies in it alone (Ready False,
-/// `Terminating`), and it goes once those Services do.
-#[test]
-fn every_service_cidr_hands_out_addresses_and_is_held_while_used() {
-    let kapi = Kapi::start_with(
-        Backend::Embedded,
-        &["--service-cluster-ip-range", "10.96.0.0/29"],
-    );
-    let cidr = json!({"apiVersion": "networking.k8s.io/v1", "kind": "ServiceCIDR",
-        "metadata": {"name": "extra"}, "spec": {"cidrs": ["10.100.0.0/29"]}});
-    let (code, out) = kapi.request("POST", SERVICE_CIDRS, JSON, Some(&cidr));
-    assert_eq!(code, 201, "{out}");
-    let extra = format!("{SERVICE_CIDRS}/extra");
-    let settled = until(&kapi, &extra, |_, c| ready(c)["status"] == "True");
-    assert_eq!(
-        settled["metadata"]["finalizers"],
-        json!(["networking.k8s.io/service-cidr-finalizer"])
-    );
-    assert_eq!(
-        ready(&settled)["message"],
-        "Kubernetes Service CIDR is ready"
-    );
-    let default = until(&kapi, &format!("{SERVICE_CIDRS}/kubernetes"), |_, c| {
-        c["metadata"]["finalizers"].is_array()
-    });
-    assert_eq!(
-        default["metadata"]["finalizers"],
-        json!(["networking.k8s.io/service-cidr-finalizer"])
-    );
-
-    let (code, named) = create(&kapi, &service("named", json!({"clusterIP": "10.100.0.3"})));
-    assert_eq!(code, 201, "{named}");
-    // Six usable addresses in each /29, one taken: eleven more fit, from both.
-    let mut ips = BTreeSet::new();
-    for i in 0..11 {
-        let (code, svc) = create(&kapi, &service(&format!("s{i}"), json!({})));
-        assert_eq!(code, 201, "{svc}");
-        ips.insert(svc["spec"]["clusterIP"].as_str().unwrap().to_string());
-    }
-    let from = |prefix: &str| ips.iter().filter(|ip| ip.starts_with(prefix)).count();
-    assert_eq!((from("10.96.0."), from("10.100.0.")), (6, 5), "{ips:?}");
-    let (code, full) = create(&kapi, &service("s11", json!({})));
-    assert_eq!(code, 500, "{full}");
-
-    // Deleting it: held while addresses depend on it, and no longer handing any out.
-    let (code, out) = kapi.request("DELETE", &extra, JSON, None);
-    assert_eq!(code, 200, "{out}");
-    let held = until(&kapi, &extra, |_, c| ready(c)["status"] == "False");
-    assert_eq!(
-        (&ready(&held)["reason"], &ready(&held)["message"]),
-        (
-            &json!("Terminating"),
-            &json!(
-                "There are still IPAddresses referencing the ServiceCIDR, please remove them or create a new ServiceCIDR"
-            )
-        )
-    );
-    let (code, _) = kapi.request("DELETE", &format!("{SERVICES}/named"), JSON, None);
-    assert_eq!(code, 200);
-    let (code, refused) = create(&kapi, &service("late", json!({"clusterIP": "10.100.0.3"})));
-    assert_eq!(code, 422, "{refused}");
-    assert_eq!(
-        causes(&refused),
-        vec![
-            "spec.clusterIPs[0]: Invalid value: [\"10.100.0.3\"]: failed to allocate IP 10.100.0.3: the provided network does not match the current range"
-        ]
-    );
-    let (_, list) = kapi.request("GET", SERVICES, JSON, None);
-    for svc in list["items"].as_array().unwrap() {
-        if svc["spec"]["clusterIP"]
-            .as_str()
-            .unwrap_or("")
-            .starts_with("10.100.")
-        {
-            let path = format!("{SERVICES}/{}", svc["metadata"]["name"].as_str().unwrap());
-            assert_eq!(kapi.request("DELETE", &path, JSON, None).0, 200);
-        }
-    }
-    until(&kapi, &extra, |code, _| code == 404);
-}
-
-/// The repair loop: a Service's address whose IPAddress was deleted gets it back, an
-/// allocator-made IPAddress that no Service holds goes (at once when its parent is no
-/// Service or does not hold it, after 60 s when its Service is missing), each with
-/// kube's Warning Event.
-#[test]
-fn the_repair_loop_keeps_services_and_ip_addresses_in_step() {
-    let kapi = Kapi::start(Backend::Embedded);
-    let (code, web) = create(&kapi, &service("web", json!({})));
-    assert_eq!(code, 201, "{web}");
-    let ip = web["spec"]["clusterIP"].as_str().unwrap().to_string();
-    let address = format!("{IP_ADDRESSES}/{ip}");
-    assert_eq!(kapi.request("DELETE", &address, JSON, None).0, 200);
-    let back = until(&kapi, &address, |code, _| code == 200);
-    assert_eq!(
-        back["spec"]["parentRef"],
-        json!({"resource": "services", "namespace": "default", "name": "web"})
-    );
-    assert_eq!(
-        back["metadata"]["labels"]["ipaddress.kubernetes.io/managed-by"],
-        "ipallocator.k8s.io"
-    );
-
-    let managed = |name: &str, parent: Value| {
-        json!({"apiVersion": "networking.k8s.io/v1", "kind": "IPAddress",
-            "metadata": {"name": name, "labels": {
-                "ipaddress.kubernetes.io/managed-by": "ipallocator.k8s.io",
-                "ipaddress.kubernetes.io/ip-family": "IPv4"}},
-            "spec": {"parentRef": parent}})
-    };
-    for (name, parent) in [
-        (
-            "10.0.0.250",
-            json!({"resource": "services", "namespace": "default", "name": "web"}),
-        ),
-        (
-            "10.0.0.251",
-            json!({"group": "gateway.networking.k8s.io", "resource": "gateways", "name": "edge"}),
-        ),
-        (
-            "10.0.0.252",
-            json!({"resource": "services", "namespace": "default", "name": "nobody"}),
-        ),
-    ] {
-        let (code, out) = kapi.request("POST", IP_ADDRESSES, JSON, Some(&managed(name, parent)));
-        assert_eq!(code, 201, "{out}");
-    }
-    for name in ["10.0.0.250", "10.0.0.251"] {
-        until(&kapi, &format!("{IP_ADDRESSES}/{name}"), |code, _| {
-            code == 404
-        });
-    }
-    // Its Service may still be on its way: left for now.
-    assert_eq!(
-        kapi.request("GET", &format!("{IP_ADDRESSES}/10.0.0.252"), JSON, None)
-            .0,
-        200
-    );
-
-    let events = until(
-        &kapi,
-        "/apis/events.k8s.io/v1/namespaces/default/events",
-        |_, list| list["items"].as_array().is_some_and(|i| i.len() >= 3),
-    );
-    let mut seen: Vec<(String, String, String)> = events["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            let s = |v: &Value| v.as_str().unwrap_or("").to_string();
-            (s(&e["reason"]), s(&e["regarding"]["name"]), s(&e["note"]))
-        })
-        .collect();
-    seen.sort();
-    assert_eq!(
-        seen,
-        vec![
-            (
-                "ClusterIPNotAllocated".to_string(),
-                "web".to_string(),
-                format!("Cluster IP [IPv4]: {ip} is not allocated; repairing")
-            ),
-            (
-                "IPAddressNotAllocated".to_string(),
-                "10.0.0.251".to_string(),
-                "IPAddress 10.0.0.251 appears to have been modified, not referencing a Service {\"group\":\"gateway.networking.k8s.io\",\"name\":\"edge\",\"resource\":\"gateways\"}: cleaning up".to_string()
-            ),
-            (
-                "IPAddressWrongReference".to_string(),
-                "10.0.0.250".to_string(),
-                "IPAddress: 10.0.0.250 for Service default/web has a wrong reference; cleaning up".to_string()
-            ),
-        ]
-    );
-    let web_event = events["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["regarding"]["name"] == "web")
-        .unwrap();
-    assert_eq!(
-        (
-            &web_event["type"],
-            &web_event["reportingController"],
-            &web_event["regarding"]["kind"]
-        ),
-        (
-            &json!("Warning"),
-            &json!("ipallocator-repair-controller"),
-            &json!("Service")
-        )
     );
 }
 
@@ -697,4 +476,143 @@ fn service_warnings_reach_the_client() {
     let out = post(&service("plain", json!({"ports": ports})));
     assert_eq!(out.code, 201, "{}", out.body);
     assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+}
+
+/// `pods/log`, `exec`, `attach` and `portforward` without a kubelet: kube's answers for
+/// a pod with no node (an empty log, `does not have a host assigned`), its container
+/// checks and log option checks, a missing Node, and a 503 naming the kubelet kapi
+/// does not connect to; through kubectl as through HTTP.
+#[test]
+fn pod_streams_answer_as_kube_does_up_to_the_kubelet() {
+    let kapi = Kapi::start(Backend::Embedded);
+    let mut two = pod("p");
+    two["spec"]["containers"] = json!([{"name": "a", "image": "x"}, {"name": "b", "image": "x"}]);
+    assert_eq!(kapi.request("POST", PODS, JSON, Some(&two)).0, 201);
+    let get = |method: &str, sub: &str| {
+        let out = kapi.exchange(method, &format!("{PODS}/p/{sub}"), JSON, None, None);
+        let message = serde_json::from_str::<Value>(&out.body)
+            .ok()
+            .and_then(|s| s["message"].as_str().map(str::to_string))
+            .unwrap_or(out.body);
+        (out.code, message)
+    };
+    let no_host = (400, "pod p does not have a host assigned".to_string());
+    assert_eq!(
+        get("GET", "log"),
+        (
+            400,
+            "a container name must be specified for pod p, choose one of: [a b]".into()
+        )
+    );
+    assert_eq!(
+        get("GET", "log?container=c"),
+        (400, "container c is not valid for pod p".into())
+    );
+    assert_eq!(get("GET", "log?container=a"), (200, String::new()));
+    assert_eq!(
+        get("GET", "log?container=a&tailLines=-1"),
+        (
+            422,
+            "PodLogOptions \"p\" is invalid: tailLines: Invalid value: -1: must be greater than or equal to 0"
+                .into()
+        )
+    );
+    assert_eq!(
+        get("POST", "exec?container=a&command=ls&stdout=true"),
+        no_host
+    );
+    assert_eq!(get("POST", "attach?container=b&stdout=true"), no_host);
+    assert_eq!(get("GET", "portforward?ports=80"), no_host);
+    assert_eq!(get("PUT", "exec").0, 405);
+    // Discovery lists them as kube 1.35 does.
+    let (_, core) = kapi.request("GET", "/api/v1", JSON, None);
+    let listed: Vec<(String, String, Value)> = core["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| {
+            ["pods/log", "pods/exec", "pods/attach", "pods/portforward"]
+                .contains(&r["name"].as_str().unwrap_or(""))
+        })
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap().into(),
+                r["kind"].as_str().unwrap().into(),
+                r["verbs"].clone(),
+            )
+        })
+        .collect();
+    let create_get = json!(["create", "get"]);
+    assert_eq!(
+        listed,
+        vec![
+            (
+                "pods/attach".into(),
+                "PodAttachOptions".into(),
+                create_get.clone()
+            ),
+            (
+                "pods/exec".into(),
+                "PodExecOptions".into(),
+                create_get.clone()
+            ),
+            ("pods/log".into(), "Pod".into(), json!(["get"])),
+            (
+                "pods/portforward".into(),
+                "PodPortForwardOptions".into(),
+                create_get
+            ),
+        ]
+    );
+
+    // kubectl, every release: an empty log; exec refused with kube's words.
+    for release in std::iter::once(None).chain(KUBECTL_RELEASES.map(Some)) {
+        assert_eq!(
+            kapi.kubectl_ok(release, &["logs", "p", "-c", "a"], None),
+            ""
+        );
+        let exec = kapi.kubectl_version(release, &["exec", "p", "-c", "a", "--", "ls"], None);
+        assert!(!exec.status.success());
+        let stderr = String::from_utf8_lossy(&exec.stderr);
+        assert_eq!(
+            stderr.trim(),
+            "Error from server (BadRequest): pod p does not have a host assigned",
+            "{release:?}"
+        );
+    }
+
+    // Scheduled: the Node must exist, and its kubelet is named.
+    let (code, out) = kapi.request(
+        "POST",
+        &format!("{PODS}/p/binding"),
+        JSON,
+        Some(&binding("p", "n1")),
+    );
+    assert_eq!(code, 201, "{out}");
+    assert_eq!(
+        get("GET", "log?container=a"),
+        (404, "nodes \"n1\" not found".into())
+    );
+    let node = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+        "status": {"addresses": [{"type": "InternalIP", "address": "10.0.0.5"}]}});
+    assert_eq!(
+        kapi.request("POST", "/api/v1/nodes", JSON, Some(&node)).0,
+        201
+    );
+    let unreachable = (
+        503,
+        "kapi does not connect to kubelets: pod p runs on node n1, whose kubelet is at https://10.0.0.5:10250".to_string(),
+    );
+    assert_eq!(get("GET", "log?container=a"), unreachable);
+    assert_eq!(
+        get("POST", "exec?container=a&command=ls&stdout=true"),
+        unreachable
+    );
+    let logs = kapi.kubectl_version(None, &["logs", "p", "-c", "a"], None);
+    assert!(!logs.status.success());
+    let stderr = String::from_utf8_lossy(&logs.stderr);
+    assert!(
+        stderr.contains("kapi does not connect to kubelets"),
+        "{stderr}"
+    );
 }

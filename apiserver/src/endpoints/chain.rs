@@ -11,7 +11,7 @@ use kapi_auth::UserInfo;
 use kapi_auth::audit::AuditContext;
 use kapi_auth::authz::{Attributes, Decision};
 
-use super::{Api, Body, create_only, error_response, read_body};
+use super::{Api, Body, connect, create_only, error_response, read_body};
 use crate::authentication::Peer;
 use crate::authorization::request::attributes;
 use crate::registry::Admission;
@@ -145,6 +145,10 @@ impl Api {
                 let local = self.documents.get(&self.registry);
                 return front.serve(req, info, &attrs.user, local).await;
             }
+            let req = match connect::handle(self, req, info, &attrs.user).await {
+                Ok(res) => return res,
+                Err(req) => req,
+            };
             match create_only::handle(self, req, info, &attrs.user).await {
                 Ok(res) => res,
                 Err(req) => self.route(req, info).await,

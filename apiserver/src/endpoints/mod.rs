@@ -5,6 +5,7 @@
 
 pub mod body_kind;
 mod chain;
+mod connect;
 mod create_only;
 mod front;
 pub mod patch;
@@ -21,6 +22,7 @@ use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full};
 use tokio::sync::watch as signal;
 
+pub use connect::{ConnectPath, Connected, Connecter};
 pub use create_only::{CreateOnly, CreateOnlyPath};
 pub use front::{Front, FrontBody};
 
@@ -58,6 +60,8 @@ pub struct Api {
     pub admission: Arc<dyn crate::registry::AdmissionChain>,
     /// The resources that answer a POST instead of storing it (the review APIs).
     pub create_only: Vec<Arc<dyn CreateOnly>>,
+    /// The subresources answered from elsewhere (`pods/log`, `pods/exec`).
+    pub connecters: Vec<Arc<dyn Connecter>>,
     /// The groups built into the server, for the errors about a body of another kind.
     pub built_in_groups: &'static [body_kind::BuiltInGroup],
     /// The protobuf messages of the built-in kinds (`kapi_core::protobuf`).
