@@ -122,11 +122,9 @@ impl Network {
 
     /// The usable addresses' offsets: all but the network and broadcast addresses
     /// (none in a /31 or /32).
-    fn host_offsets(self) -> RangeInclusive<u32> {
-        match self.size() {
-            size @ 4.. => 1..=(size - 2) as u32,
-            _ => 1..=0,
-        }
+    fn host_offsets(self) -> Option<RangeInclusive<u32>> {
+        let size = self.size();
+        (size >= 4).then(|| 1..=(size - 2) as u32)
     }
 
     fn offset(self, ip: Ipv4Addr) -> u64 {
@@ -140,7 +138,10 @@ impl Network {
 
     /// Whether `ip` may be a cluster IP.
     fn has_host(self, ip: Ipv4Addr) -> bool {
-        self.contains(ip) && self.host_offsets().contains(&(self.offset(ip) as u32))
+        self.contains(ip)
+            && self
+                .host_offsets()
+                .is_some_and(|hosts| hosts.contains(&(self.offset(ip) as u32)))
     }
 
     /// Whether all of `self` lies in `other`.
@@ -355,10 +356,9 @@ impl ServiceAllocator {
         network: Network,
         owner: &Value,
     ) -> Result<Option<Ipv4Addr>, LifecycleError> {
-        let offsets = network.host_offsets();
-        if offsets.is_empty() {
+        let Some(offsets) = network.host_offsets() else {
             return Ok(None);
-        }
+        };
         let first = *offsets.start();
         let count = u64::from(offsets.end() - first + 1);
         let base = u32::from(network.base);
@@ -674,12 +674,7 @@ mod tests {
         let all = Network::parse("0.0.0.0/0").unwrap();
         assert!(all.has_host(Ipv4Addr::new(10, 0, 1, 1)));
         assert!(r.within(all) && !all.within(r));
-        assert!(
-            Network::parse("10.0.0.7/32")
-                .unwrap()
-                .host_offsets()
-                .is_empty()
-        );
+        assert_eq!(Network::parse("10.0.0.7/32").unwrap().host_offsets(), None);
         assert_eq!(Network::parse("fd00::/64"), None);
     }
 

@@ -278,12 +278,12 @@ mod tests {
     #[test]
     fn a_service_cidr_is_held_while_an_address_depends_on_it_alone() {
         let a = cidr("a", &["10.0.0.0/24"]);
-        assert!(blocked(&a, &[a.clone()], &ips(&["10.0.0.5"])));
-        assert!(!blocked(&a, &[a.clone()], &ips(&["10.0.1.5"])));
+        assert!(blocked(&a, std::slice::from_ref(&a), &ips(&["10.0.0.5"])));
+        assert!(!blocked(&a, std::slice::from_ref(&a), &ips(&["10.0.1.5"])));
         // The network and broadcast addresses are no hosts.
         assert!(!blocked(
             &a,
-            &[a.clone()],
+            std::slice::from_ref(&a),
             &ips(&["10.0.0.0", "10.0.0.255"])
         ));
         // Another ServiceCIDR holding the same network, or a wider one, takes over.
