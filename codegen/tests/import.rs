@@ -150,8 +150,10 @@ fn builtins_have_kube_shapes() {
         pods["metadata"]["annotations"],
         json!({"kapi.dev/verbs": "create,delete,deletecollection,get,list,patch,update,watch",
                "kapi.dev/hooks": "crate::hooks::PodHooks",
-               "kapi.dev/subresources": "binding=create;ephemeralcontainers=get,patch,update;\
-                   eviction=create@policy/v1/Eviction;resize=get,patch,update"})
+               "kapi.dev/subresources": "attach=create,get@/v1/PodAttachOptions;binding=create;\
+                   ephemeralcontainers=get,patch,update;eviction=create@policy/v1/Eviction;\
+                   exec=create,get@/v1/PodExecOptions;log=get;\
+                   portforward=create,get@/v1/PodPortForwardOptions;resize=get,patch,update"})
     );
     let v = &pods["spec"]["versions"][0];
     assert_eq!(v["subresources"], json!({"status": {}}));

@@ -135,7 +135,7 @@ impl Documents {
                 let Some(action) = op.get("x-kubernetes-action").and_then(Value::as_str) else {
                     continue; // discovery (`/apis/apps/v1/`) has no action
                 };
-                if !self.add_operation(path, action, op) {
+                if !self.add_operation(path, method, action, op) {
                     self.unclassified.push(format!(
                         "{}: {} {path} ({action})",
                         file.display(),
@@ -147,8 +147,9 @@ impl Documents {
         Ok(())
     }
 
-    /// Records one operation; false when its path or action is not understood.
-    fn add_operation(&mut self, path: &str, action: &str, op: &Value) -> bool {
+    /// Records one operation (`method` in lower case); false when its path or action is
+    /// not understood.
+    fn add_operation(&mut self, path: &str, method: &str, action: &str, op: &Value) -> bool {
         let Some(p) = ResourcePath::parse(path) else {
             return false;
         };
@@ -162,7 +163,16 @@ impl Documents {
             "watch" | "watchlist" => "watch",
             "post" => "create",
             "put" => "update",
-            // Subresources such as pods/exec have connect actions; their names suffice.
+            // Subresources such as pods/exec connect: kube's discovery names them by
+            // method, as its installer does.
+            "connect" if p.subresource.is_some() => match method {
+                "get" => "get",
+                "post" => "create",
+                "put" => "update",
+                "patch" => "patch",
+                "delete" => "delete",
+                _ => "",
+            },
             _ if p.subresource.is_some() => "",
             _ => return false,
         };
