@@ -1,11 +1,13 @@
 //! CustomResourceDefinitions created through the API are served without a restart:
 //! names and conditions as kube-apiserver sets them, subresources, printer columns,
 //! short names, categories, selectable fields, several versions with `None`
-//! conversion, stored versions, deletion of every object before the CRD goes, name
+//! conversion, stored versions and their migration, deletion of every object before
+//! the CRD goes, name
 //! conflicts, replicas that follow a CRD created on another, and restarts.
 
 use std::time::Duration;
 
+use kapi_storage::{EtcdStorage, ListRequest, Storage};
 use kapi_tests::{Backend, CRDS, EtcdProcess, Kapi, condition, on_every_backend};
 use serde_json::{Value, json};
 
@@ -201,7 +203,15 @@ fn a_crd_is_served_with_names_conditions_subresources_and_versions() {
             group["versions"],
             json!([{"groupVersion": "toys.example.com/v1", "version": "v1"}])
         );
-        // A version still in storedVersions may not be dropped from spec.versions.
+        // The objects move to v1beta1 and storedVersions is trimmed to it (the
+        // storage version migration); v1, no longer stored, could now go, but
+        // v1beta1, still stored, may not be dropped from spec.versions.
+        kapi.poll(
+            &crd_path("gizmos.toys.example.com"),
+            Duration::from_secs(20),
+            "storedVersions trimmed",
+            |_, crd| crd["status"]["storedVersions"] == json!(["v1beta1"]),
+        );
         let (code, refused) = kapi.request(
             "PATCH",
             &crd_path("gizmos.toys.example.com"),
@@ -211,7 +221,7 @@ fn a_crd_is_served_with_names_conditions_subresources_and_versions() {
         assert_eq!(code, 422, "{refused}");
         assert!(
             refused["message"].as_str().unwrap().contains(
-                "status.storedVersions[1]: Invalid value: \"v1beta1\": missing from spec.versions; v1beta1 was previously a storage version"
+                "status.storedVersions[0]: Invalid value: \"v1beta1\": missing from spec.versions; v1beta1 was previously a storage version"
             ),
             "{refused}"
         );
@@ -469,4 +479,100 @@ fn stored_crds_are_served_as_soon_as_a_restarted_server_answers() {
     let (code, got) = kapi.request("GET", &format!("{GIZMOS}/g"), JSON, None);
     assert_eq!(code, 200, "{got}");
     assert_eq!(got["spec"]["shape"], "round");
+}
+
+/// When the storage version moves, the objects stored in the old one are written again
+/// in the new one (read here from etcd underneath the server), and `storedVersions`
+/// is trimmed; a write during the migration is kept, and a migration killed midway
+/// finishes after a restart.
+#[test]
+fn a_new_storage_version_migrates_stored_objects() {
+    let etcd = EtcdProcess::start();
+    let mut kapi = Kapi::start_with(Backend::SharedEtcd(etcd.endpoint()), &[]);
+    kapi.establish(&gizmo_crd(vec![
+        version("v1beta1", true, false),
+        version("v1", true, true),
+    ]));
+    for i in 0..250 {
+        let (code, out) = kapi.request(
+            "POST",
+            GIZMOS,
+            JSON,
+            Some(&gizmo("toys.example.com/v1", &format!("g{i:03}"), "round")),
+        );
+        assert_eq!(code, 201, "{out}");
+    }
+    let raw_versions = || -> Vec<String> {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        runtime.block_on(async {
+            let storage = EtcdStorage::connect(&[etcd.endpoint()]).await.unwrap();
+            let list = storage
+                .list(&ListRequest {
+                    prefix: "/registry/toys.example.com/gizmos/".into(),
+                    ..ListRequest::default()
+                })
+                .await
+                .unwrap();
+            storage.close().await.unwrap();
+            list.items
+                .iter()
+                .map(|kv| {
+                    let obj: Value = serde_json::from_slice(&kv.value).unwrap();
+                    obj["apiVersion"].as_str().unwrap().to_string()
+                })
+                .collect()
+        })
+    };
+    assert!(raw_versions().iter().all(|v| v == "toys.example.com/v1"));
+
+    let (code, moved) = kapi.request(
+        "PATCH",
+        &crd_path("gizmos.toys.example.com"),
+        MERGE,
+        Some(&json!({"spec": {"versions": [
+            version("v1beta1", true, true), version("v1", true, false)]}})),
+    );
+    assert_eq!(code, 200, "{moved}");
+    // A write while the migration runs.
+    let (code, out) = kapi.request(
+        "PATCH",
+        &format!("{GIZMOS}/g200"),
+        MERGE,
+        Some(&json!({"spec": {"shape": "square"}})),
+    );
+    assert_eq!(code, 200, "{out}");
+    // Killed midway (after about a page), the migration goes on after a restart.
+    std::thread::sleep(Duration::from_millis(150));
+    kapi.kill();
+    let midway = raw_versions();
+    eprintln!(
+        "killed with {} of 250 objects migrated",
+        midway
+            .iter()
+            .filter(|v| *v == "toys.example.com/v1beta1")
+            .count()
+    );
+    kapi.restart(&[]);
+    kapi.poll(
+        &crd_path("gizmos.toys.example.com"),
+        Duration::from_secs(30),
+        "storedVersions trimmed",
+        |_, crd| crd["status"]["storedVersions"] == json!(["v1beta1"]),
+    );
+    let versions = raw_versions();
+    assert_eq!(versions.len(), 250);
+    assert!(
+        versions.iter().all(|v| v == "toys.example.com/v1beta1"),
+        "{versions:?}"
+    );
+    let (_, g200) = kapi.request("GET", &format!("{GIZMOS}/g200"), JSON, None);
+    assert_eq!(g200["spec"]["shape"], "square", "{g200}");
+    // v1 can now leave spec.versions.
+    let (code, out) = kapi.request(
+        "PATCH",
+        &crd_path("gizmos.toys.example.com"),
+        MERGE,
+        Some(&json!({"spec": {"versions": [version("v1beta1", true, true)]}})),
+    );
+    assert_eq!(code, 200, "{out}");
 }

@@ -30,7 +30,8 @@ pub use options::{
     Operation, Propagation, WatchOptions, WriteOptions,
 };
 pub use store::{
-    Deletion, FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Store, StoreSetup, Subresource, random_suffix,
+    Deletion, FOREGROUND_FINALIZER, MigratedPage, ORPHAN_FINALIZER, Store, StoreSetup, Subresource,
+    random_suffix,
 };
 pub use watch::{WatchEvent, WatchEventType};
 

@@ -14,7 +14,9 @@
 //! - [`service_cidr`]: ServiceCIDRs' finalizer, `Ready` condition and deletion
 //!   protection;
 //! - [`cluster_ip_repair`]: Services' cluster IPs and their IPAddresses kept in step
-//!   (kube-apiserver's own repair loop).
+//!   (kube-apiserver's own repair loop);
+//! - [`storage_version_migration`]: a CRD's objects rewritten in its storage version,
+//!   then its `storedVersions` trimmed (kube-storage-version-migrator).
 //!
 //! [`events`] writes the Events they report.
 
@@ -31,6 +33,7 @@ pub mod namespace;
 pub mod resource_quota;
 pub mod service_account;
 pub mod service_cidr;
+pub mod storage_version_migration;
 
 use std::sync::Arc;
 
@@ -50,6 +53,7 @@ pub async fn run(registry: Arc<Registry>, shutdown: watch::Receiver<bool>) {
         flow_schema_dangling::run(registry.clone(), shutdown.clone()),
         service_cidr::run(registry.clone(), shutdown.clone()),
         cluster_ip_repair::run(registry.clone(), shutdown.clone()),
+        storage_version_migration::run(registry.clone(), shutdown.clone()),
         garbage_collector::run(registry, shutdown),
     );
 }

@@ -20,7 +20,10 @@ use crate::status::ApiError;
 
 mod apply;
 mod delete;
+mod migrate;
 mod update;
+
+pub use migrate::MigratedPage;
 
 /// The finalizer the garbage collector honours for `propagationPolicy: Orphan`.
 pub const ORPHAN_FINALIZER: &str = "orphan";
