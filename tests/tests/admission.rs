@@ -361,7 +361,7 @@ fn simple_pod(name: &str, spec: Value) -> Value {
 }
 
 #[test]
-fn priority_runtime_class_and_default_ingress_class() {
+fn priority_default_tolerations_runtime_class_and_default_ingress_class() {
     let kapi = Kapi::start(Backend::Embedded);
     let pods = "/api/v1/namespaces/default/pods";
     let classes = "/apis/scheduling.k8s.io/v1/priorityclasses";
@@ -375,6 +375,16 @@ fn priority_runtime_class_and_default_ingress_class() {
             p["spec"].get("priorityClassName")
         ),
         (&json!(0), &json!("PreemptLowerPriority"), None)
+    );
+    // DefaultTolerationSeconds: five minutes on unready and unreachable nodes.
+    assert_eq!(
+        p["spec"]["tolerations"],
+        json!([
+            {"key": "node.kubernetes.io/not-ready", "operator": "Exists",
+                "effect": "NoExecute", "tolerationSeconds": 300},
+            {"key": "node.kubernetes.io/unreachable", "operator": "Exists",
+                "effect": "NoExecute", "tolerationSeconds": 300},
+        ])
     );
     created(
         &kapi,

@@ -373,10 +373,20 @@ fn approval_changes_only_the_conditions_of_a_csr() {
         "apiVersion": "certificates.k8s.io/v1",
         "kind": "CertificateSigningRequest",
         "metadata": {"name": "c"},
-        "spec": {"request": CSR_PEM, "signerName": "example.com/signer", "usages": ["client auth"]}
+        "spec": {"request": CSR_PEM, "signerName": "example.com/signer", "usages": ["client auth"],
+            "username": "someone-else", "groups": ["forged"]}
     });
     let (code, created) = kapi.request("POST", csrs, JSON, Some(&csr));
     assert_eq!(code, 201, "{created}");
+    // The requester is who asked, whatever the body said (kube's CSR strategy).
+    assert_eq!(
+        (&created["spec"]["username"], &created["spec"]["groups"]),
+        (
+            &json!("kapi-admin"),
+            &json!(["system:masters", "system:authenticated"])
+        ),
+        "{created}"
+    );
 
     let mut approved = created.clone();
     approved["status"] = json!({"conditions": [

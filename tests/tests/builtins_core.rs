@@ -376,8 +376,12 @@ fn certificate_signing_requests() {
         csr("ok", CSR_PEM, "example.com/signer", json!(["client auth"])),
     );
     assert_eq!(stored["status"], json!({}));
-    assert_eq!(stored["spec"].get("username"), None);
-    assert_eq!(stored["spec"].get("groups"), None);
+    // The requester is the caller, not what the body claims.
+    assert_eq!(stored["spec"]["username"], "kapi-admin");
+    assert_eq!(
+        stored["spec"]["groups"],
+        json!(["system:masters", "system:authenticated"])
+    );
     assert_eq!(stored["metadata"].get("generation"), None);
 
     assert_eq!(
@@ -428,7 +432,7 @@ fn certificate_signing_requests() {
         ),
         vec![
             json!("example.com/signer"),
-            json!(""),
+            json!("kapi-admin"),
             Value::Null,
             json!("Pending")
         ]

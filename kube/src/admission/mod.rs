@@ -2,9 +2,12 @@
 //! before it is stored, knowing who asks. kube-apiserver's chain, in its order:
 //!
 //! - mutating: [`service_account`] (a Pod's account and its token volume), then
-//!   [`priority`] (a Pod's priority from its class), then [`runtime_class`] (a Pod's
+//!   [`priority`] (a Pod's priority from its class), then
+//!   [`default_toleration_seconds`] (a Pod's 300 s tolerations of unready and
+//!   unreachable nodes), then [`runtime_class`] (a Pod's
 //!   overhead and scheduling from its RuntimeClass), then [`default_ingress_class`],
-//!   then the mutating [`webhook`]s;
+//!   then the mutating [`webhook`]s, then a CertificateSigningRequest's requester
+//!   ([`csr_requester`], kube's CSR strategy, which needs the user);
 //! - validating: RBAC's [`escalation`] prevention, then [`priority`] (one default
 //!   PriorityClass), then the ValidatingAdmissionPolicies ([`policy`]), then the
 //!   validating [`webhook`]s, then [`resource_quota`] last, so that a write another
@@ -18,7 +21,9 @@
 //! store, which every write passes as well.
 
 pub mod authorizer;
+pub mod csr_requester;
 pub mod default_ingress_class;
+pub mod default_toleration_seconds;
 pub mod escalation;
 pub mod policy;
 pub mod priority;
@@ -112,6 +117,9 @@ impl Admission for Chain {
         if priority::handles_pod(request) {
             priority::admit_pod(&plugins.registry, request, obj, old).await?;
         }
+        if default_toleration_seconds::handles(request) {
+            default_toleration_seconds::admit(obj);
+        }
         if runtime_class::handles(request) {
             runtime_class::admit(&plugins.registry, request, obj).await?;
         }
@@ -120,6 +128,9 @@ impl Admission for Chain {
         }
         if let Some(webhooks) = &plugins.webhooks {
             webhooks.admit(&self.user, request, obj, old).await?;
+        }
+        if csr_requester::handles(request) {
+            csr_requester::admit(&self.user, obj);
         }
         Ok(())
     }

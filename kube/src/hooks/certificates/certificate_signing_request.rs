@@ -1,14 +1,17 @@
 //! CertificateSigningRequests, as kube-apiserver's csr strategies
 //! (`pkg/registry/certificates/certificates/strategy.go`) and
 //! `pkg/apis/certificates/validation` treat them: no `metadata.generation`; on create
-//! the requester fields (`username`, `uid`, `groups`, `extra`) are cleared and the status
-//! is emptied (no pre-approved requests); the spec never changes after create (an update
+//! the status is emptied (no pre-approved requests), and the requester fields
+//! (`username`, `uid`, `groups`, `extra`) are the caller's, written by
+//! `crate::admission::csr_requester` (the strategy is not told the caller); the spec
+//! never changes after create (an update
 //! keeps the stored spec); the request must be a PEM `CERTIFICATE REQUEST`, the signer a
 //! qualified `domain/path` name, the usages known ones, the conditions consistent.
 //!
 //! Deliberate differences from kube-apiserver:
-//! - The requester fields stay empty and the Requestor column with them: kube fills
-//!   them from the caller, whom kapi's strategies are not told.
+//! - The requester fields are written at the end of mutating admission, where kube's
+//!   strategy writes them, so a write that passes no admission (kapi's own) keeps
+//!   what it says.
 //! - The request is checked for its PEM block type only; the DER inside is not parsed
 //!   and its signature is not checked. The bad value in the message is the request as
 //!   sent (base64), where kube prints Go's `[]byte{...}`.
@@ -363,10 +366,6 @@ impl Hooks<CertificateSigningRequest> for CertificateSigningRequestHooks {
     }
 
     fn prepare_for_create(&self, csr: &mut CertificateSigningRequest) {
-        csr.spec.username = None;
-        csr.spec.uid = None;
-        csr.spec.groups = None;
-        csr.spec.extra = None;
         csr.status = Some(CertificateSigningRequestStatus::default());
     }
 
