@@ -19,7 +19,6 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::{FutureExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -54,43 +53,30 @@ pub async fn run(registry: Arc<Registry>, mut shutdown: watch::Receiver<bool>) {
     ) else {
         return;
     };
-    let stores = Stores {
-        services,
-        addresses,
-        cidrs: registry.get(GROUP, "v1", "servicecidrs"),
+    let watched = [services.as_ref(), addresses.as_ref()];
+    let mut repair = Repair {
+        stores: Stores {
+            services: services.clone(),
+            addresses: addresses.clone(),
+            cidrs: registry.get(GROUP, "v1", "servicecidrs"),
+        },
+        recorder: Recorder::new(&registry, CONTROLLER),
+        orphans: BTreeMap::new(),
     };
-    let mut recorder = Recorder::new(&registry, CONTROLLER);
-    // When each orphaned IPAddress was first seen so, by uid.
-    let mut orphans: BTreeMap<String, Instant> = BTreeMap::new();
-    loop {
-        let Some(mut service_events) =
-            super::watch_from_now(&stores.services, "cluster IP repair", &mut shutdown).await
-        else {
-            return;
-        };
-        let Some(mut address_events) =
-            super::watch_from_now(&stores.addresses, "cluster IP repair", &mut shutdown).await
-        else {
-            return;
-        };
-        let mut wake: Option<Instant> = None;
-        loop {
-            let timer = async {
-                match wake {
-                    Some(at) => tokio::time::sleep_until(at).await,
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                () = kapi_apiserver::shutdown::stopped(&mut shutdown) => return,
-                event = service_events.next() => if event.is_none() { break },
-                event = address_events.next() => if event.is_none() { break },
-                () = timer => {}
-            }
-            while let Some(Some(_)) = service_events.next().now_or_never() {}
-            while let Some(Some(_)) = address_events.next().now_or_never() {}
-            wake = repair(&stores, &mut recorder, &mut orphans).await;
-        }
+    super::run_on_changes(&watched, "cluster IP repair", &mut shutdown, &mut repair).await;
+}
+
+struct Repair {
+    stores: Stores,
+    recorder: Recorder,
+    /// When each orphaned IPAddress was first seen so, by uid.
+    orphans: BTreeMap<String, Instant>,
+}
+
+#[async_trait::async_trait]
+impl super::Reconciler for Repair {
+    async fn reconcile(&mut self) -> Option<Instant> {
+        repair(&self.stores, &mut self.recorder, &mut self.orphans).await
     }
 }
 
@@ -238,23 +224,9 @@ async fn check_service_ip(
         return;
     };
     let parent = &address["spec"]["parentRef"];
-    let wrong_reference = format!(
-        "the ClusterIP [{family}]: {ip} for Service {}/{} has a wrong reference; repairing",
-        namespace(svc),
-        name(svc)
-    );
     if !parent["group"].as_str().unwrap_or_default().is_empty() || parent["resource"] != "services"
     {
-        recorder
-            .warn(
-                service(svc),
-                "ClusterIPNotAllocated",
-                "ClusterIPAllocation",
-                wrong_reference,
-            )
-            .await;
-        recreate(stores, address, svc, ip).await;
-        return;
+        return reparent(stores, recorder, address, svc, ip).await;
     }
     let parent_key = (
         parent["namespace"].as_str().unwrap_or_default(),
@@ -262,18 +234,7 @@ async fn check_service_ip(
     );
     if parent_key != (namespace(svc), name(svc)) {
         match by_service.get(&parent_key) {
-            None => {
-                recorder
-                    .warn(
-                        service(svc),
-                        "ClusterIPNotAllocated",
-                        "ClusterIPAllocation",
-                        wrong_reference,
-                    )
-                    .await;
-                recreate(stores, address, svc, ip).await;
-                return;
-            }
+            None => return reparent(stores, recorder, address, svc, ip).await,
             Some(other) if holds(other, &ip.to_string()) => {
                 let note = format!(
                     "Cluster IP [{family}]:{ip} was assigned to multiple services; please recreate service"
@@ -377,6 +338,32 @@ async fn delete(stores: &Stores, address: &Value) {
     if let Err(e) = stores.addresses.delete(None, name(address), &opts).await {
         tracing::debug!(address = name(address), error = %e, "deleting an IPAddress");
     }
+}
+
+/// `address`, which names another parent than `svc`, made again for `svc`, with kube's
+/// warning.
+async fn reparent(
+    stores: &Stores,
+    recorder: &mut Recorder,
+    address: &Value,
+    svc: &Value,
+    ip: IpAddr,
+) {
+    let note = format!(
+        "the ClusterIP [{}]: {ip} for Service {}/{} has a wrong reference; repairing",
+        family(ip),
+        namespace(svc),
+        name(svc)
+    );
+    recorder
+        .warn(
+            service(svc),
+            "ClusterIPNotAllocated",
+            "ClusterIPAllocation",
+            note,
+        )
+        .await;
+    recreate(stores, address, svc, ip).await;
 }
 
 async fn recreate(stores: &Stores, address: &Value, svc: &Value, ip: IpAddr) {

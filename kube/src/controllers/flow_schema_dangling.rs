@@ -6,7 +6,6 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use futures_util::{FutureExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
@@ -27,30 +26,31 @@ pub async fn run(registry: Arc<Registry>, mut shutdown: watch::Receiver<bool>) {
     ) else {
         return;
     };
-    loop {
-        let Some(mut schema_events) =
-            super::watch_from_now(&schemas, "flowschema condition", &mut shutdown).await
-        else {
-            return;
-        };
-        let Some(mut level_events) =
-            super::watch_from_now(&levels, "flowschema condition", &mut shutdown).await
-        else {
-            return;
-        };
-        loop {
-            // Any change to either kind may change a schema's condition; one pass over
-            // all schemas answers every change seen so far.
-            tokio::select! {
-                () = kapi_apiserver::shutdown::stopped(&mut shutdown) => return,
-                event = schema_events.next() => if event.is_none() { break },
-                event = level_events.next() => if event.is_none() { break },
-            }
-            // Events already waiting (the initial ones, or a burst) share one pass.
-            while let Some(Some(_)) = schema_events.next().now_or_never() {}
-            while let Some(Some(_)) = level_events.next().now_or_never() {}
-            reconcile(&schemas, &levels).await;
-        }
+    let stores = [schemas.as_ref(), levels.as_ref()];
+    let mut dangling = Dangling {
+        schemas: schemas.clone(),
+        levels: levels.clone(),
+    };
+    // Any change to either kind may change a schema's condition.
+    super::run_on_changes(
+        &stores,
+        "flowschema condition",
+        &mut shutdown,
+        &mut dangling,
+    )
+    .await;
+}
+
+struct Dangling {
+    schemas: Arc<Store>,
+    levels: Arc<Store>,
+}
+
+#[async_trait::async_trait]
+impl super::Reconciler for Dangling {
+    async fn reconcile(&mut self) -> Option<tokio::time::Instant> {
+        reconcile(&self.schemas, &self.levels).await;
+        None
     }
 }
 

@@ -37,8 +37,10 @@ pub mod storage_version_migration;
 
 use std::sync::Arc;
 
+use futures_util::{FutureExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::sync::watch;
+use tokio::time::Instant;
 
 use kapi_apiserver::registry::watch::EventStream;
 use kapi_apiserver::registry::{Registry, Store, WatchOptions};
@@ -73,6 +75,64 @@ pub(crate) async fn watch_from_now(
         tokio::select! {
             () = kapi_apiserver::shutdown::stopped(shutdown) => return None,
             _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}
+        }
+    }
+}
+
+/// A controller's pass over everything it keeps, run by [`run_on_changes`].
+#[async_trait::async_trait]
+pub(crate) trait Reconciler: Send {
+    /// One pass; when to run again without a change, if ever.
+    async fn reconcile(&mut self) -> Option<Instant>;
+}
+
+/// Runs `reconciler` after each burst of changes to `stores` (the first burst being
+/// their current objects) and at the time a pass asks for, until `shutdown` turns
+/// true; when a watch ends, all are started again. `controller` names it in the log.
+pub(crate) async fn run_on_changes(
+    stores: &[&Store],
+    controller: &str,
+    shutdown: &mut watch::Receiver<bool>,
+    reconciler: &mut impl Reconciler,
+) {
+    loop {
+        let mut watches = Vec::new();
+        for store in stores {
+            let Some(events) = watch_from_now(store, controller, shutdown).await else {
+                return;
+            };
+            // `None` marks the end of one watch.
+            let marked = events
+                .map(Some)
+                .chain(futures_util::stream::once(async { None }));
+            watches.push(marked.boxed());
+        }
+        let mut events = futures_util::stream::select_all(watches);
+        let mut wake: Option<Instant> = None;
+        loop {
+            let timer = async {
+                match wake {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                () = kapi_apiserver::shutdown::stopped(shutdown) => return,
+                event = events.next() => if !matches!(event, Some(Some(_))) { break },
+                () = timer => {}
+            }
+            // Events already waiting (the initial ones, or a burst) share one pass.
+            let mut ended = false;
+            while let Some(event) = events.next().now_or_never() {
+                if !matches!(event, Some(Some(_))) {
+                    ended = true;
+                    break;
+                }
+            }
+            if ended {
+                break;
+            }
+            wake = reconciler.reconcile().await;
         }
     }
 }

@@ -16,7 +16,6 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::{FutureExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -44,37 +43,26 @@ pub async fn run(registry: Arc<Registry>, mut shutdown: watch::Receiver<bool>) {
     ) else {
         return;
     };
-    // When each ServiceCIDR's deletion was first seen, by uid.
-    let mut deleting: BTreeMap<String, Instant> = BTreeMap::new();
-    loop {
-        let Some(mut cidr_events) =
-            super::watch_from_now(&cidrs, "servicecidr", &mut shutdown).await
-        else {
-            return;
-        };
-        let Some(mut address_events) =
-            super::watch_from_now(&addresses, "servicecidr", &mut shutdown).await
-        else {
-            return;
-        };
-        let mut wake: Option<Instant> = None;
-        loop {
-            let timer = async {
-                match wake {
-                    Some(at) => tokio::time::sleep_until(at).await,
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                () = kapi_apiserver::shutdown::stopped(&mut shutdown) => return,
-                event = cidr_events.next() => if event.is_none() { break },
-                event = address_events.next() => if event.is_none() { break },
-                () = timer => {}
-            }
-            while let Some(Some(_)) = cidr_events.next().now_or_never() {}
-            while let Some(Some(_)) = address_events.next().now_or_never() {}
-            wake = reconcile(&cidrs, &addresses, &mut deleting).await;
-        }
+    let stores = [cidrs.as_ref(), addresses.as_ref()];
+    let mut controller = ServiceCidrs {
+        cidrs: cidrs.clone(),
+        addresses: addresses.clone(),
+        deleting: BTreeMap::new(),
+    };
+    super::run_on_changes(&stores, "servicecidr", &mut shutdown, &mut controller).await;
+}
+
+struct ServiceCidrs {
+    cidrs: Arc<Store>,
+    addresses: Arc<Store>,
+    /// When each ServiceCIDR's deletion was first seen, by uid.
+    deleting: BTreeMap<String, Instant>,
+}
+
+#[async_trait::async_trait]
+impl super::Reconciler for ServiceCidrs {
+    async fn reconcile(&mut self) -> Option<Instant> {
+        reconcile(&self.cidrs, &self.addresses, &mut self.deleting).await
     }
 }
 
