@@ -679,6 +679,22 @@ fn crd_name(crd: &Value) -> &str {
     crd["metadata"]["name"].as_str().expect("a CRD has a name")
 }
 
+/// The causes of a Status, as `field: message` (none when it has no details).
+pub fn causes(status: &Value) -> Vec<String> {
+    status["details"]["causes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            format!(
+                "{}: {}",
+                c["field"].as_str().unwrap_or(""),
+                c["message"].as_str().unwrap_or("")
+            )
+        })
+        .collect()
+}
+
 /// The status condition of `type_` of an object, if any.
 pub fn condition<'a>(obj: &'a Value, type_: &str) -> Option<&'a Value> {
     obj["status"]["conditions"]

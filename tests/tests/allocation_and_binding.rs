@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 
 use kapi_testing::EtcdProcess;
-use kapi_tests::{Backend, KUBECTL_RELEASES, Kapi, on_every_backend};
+use kapi_tests::{Backend, KUBECTL_RELEASES, Kapi, causes, on_every_backend};
 use serde_json::{Value, json};
 
 const SERVICES: &str = "/api/v1/namespaces/default/services";
@@ -24,21 +24,6 @@ fn service(name: &str, spec: Value) -> Value {
 
 fn create(kapi: &Kapi, obj: &Value) -> (u16, Value) {
     kapi.request("POST", SERVICES, JSON, Some(obj))
-}
-
-fn causes(status: &Value) -> Vec<String> {
-    status["details"]["causes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|c| {
-            format!(
-                "{}: {}",
-                c["field"].as_str().unwrap_or(""),
-                c["message"].as_str().unwrap_or("")
-            )
-        })
-        .collect()
 }
 
 const IP_ADDRESSES: &str = "/apis/networking.k8s.io/v1/ipaddresses";

@@ -3,7 +3,7 @@
 //! that may not change, a Job's generated selector, CronJob schedules, and the Table
 //! cells kube's printers compute.
 
-use kapi_tests::{Backend, Kapi};
+use kapi_tests::{Backend, Kapi, causes};
 use serde_json::{Value, json};
 
 const JSON: &str = "application/json";
@@ -16,22 +16,6 @@ fn ns_path(group_version: &str, plural: &str) -> String {
         format!("/apis/{group_version}")
     };
     format!("{prefix}/namespaces/default/{plural}")
-}
-
-/// The causes of a 422 as `field: message` lines.
-fn causes(status: &Value) -> Vec<String> {
-    status["details"]["causes"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no causes in {status}"))
-        .iter()
-        .map(|c| {
-            format!(
-                "{}: {}",
-                c["field"].as_str().unwrap_or(""),
-                c["message"].as_str().unwrap_or("")
-            )
-        })
-        .collect()
 }
 
 fn create(kapi: &Kapi, gv: &str, plural: &str, body: &Value) -> Value {

@@ -3,7 +3,7 @@
 //! one whose CEL rules name missing fields or cost too much, is refused with a 422
 //! naming each problem's field path.
 
-use kapi_tests::{Backend, Kapi};
+use kapi_tests::{Backend, Kapi, causes};
 use serde_json::{Value, json};
 
 const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
@@ -36,22 +36,6 @@ fn crd(schema: Value) -> Value {
                           "schema": {"openAPIV3Schema": schema}}]
         }
     })
-}
-
-/// A 422's causes as `field: message`.
-fn causes(status: &Value) -> Vec<String> {
-    status["details"]["causes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            format!(
-                "{}: {}",
-                c["field"].as_str().unwrap(),
-                c["message"].as_str().unwrap()
-            )
-        })
-        .collect()
 }
 
 #[test]

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use kapi_tests::{Backend, Kapi};
+use kapi_tests::{Backend, Kapi, causes};
 use serde_json::{Value, json};
 
 const SERVICES: &str = "/api/v1/namespaces/default/services";
@@ -21,22 +21,6 @@ fn service(name: &str, spec: Value) -> Value {
 
 fn create(kapi: &Kapi, obj: &Value) -> (u16, Value) {
     kapi.request("POST", SERVICES, JSON, Some(obj))
-}
-
-/// The causes of an Invalid Status, as `field: message`.
-fn causes(status: &Value) -> Vec<String> {
-    status["details"]["causes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|c| {
-            format!(
-                "{}: {}",
-                c["field"].as_str().unwrap_or(""),
-                c["message"].as_str().unwrap_or("")
-            )
-        })
-        .collect()
 }
 
 const SERVICE_CIDRS: &str = "/apis/networking.k8s.io/v1/servicecidrs";
