@@ -5,7 +5,9 @@
 //! a unique value, so its effect can be found in a history afterwards. [`check`]
 //! compares what clients were told with the history of the store.
 //!
-//! Used by the fault tests; clients spread over every replica of a
+//! The objects are ConfigMaps unless [`LoadConfig::collection`] names another resource
+//! with a `data.v` field. Used by the fault tests and the storage version migration
+//! test; clients spread over every replica of a
 //! [`crate::cluster::Cluster`] and move to another replica when one does not answer.
 
 use std::collections::{BTreeMap, HashMap};
@@ -240,9 +242,48 @@ pub struct Watched {
     pub relists: usize,
 }
 
+/// What the load writes: a namespaced resource whose objects carry the written value
+/// in `data.v` (ConfigMaps, or a custom resource with such a field).
+#[derive(Clone, Debug)]
+pub struct Collection {
+    /// `/api/v1` or `/apis/<group>/<version>`.
+    pub api_path: String,
+    /// The resource's plural.
+    pub plural: String,
+    /// The objects' `apiVersion`.
+    pub api_version: String,
+    /// The objects' `kind`.
+    pub kind: String,
+}
+
+impl Collection {
+    /// ConfigMaps.
+    pub fn config_maps() -> Self {
+        Self {
+            api_path: "/api/v1".into(),
+            plural: "configmaps".into(),
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+        }
+    }
+
+    /// The collection's path in `namespace`.
+    pub fn path(&self, namespace: &str) -> String {
+        format!("{}/namespaces/{namespace}/{}", self.api_path, self.plural)
+    }
+
+    /// An object named `name` holding `value`.
+    fn object(&self, name: &str, value: &str) -> Value {
+        json!({"apiVersion": self.api_version, "kind": self.kind,
+            "metadata": {"name": name}, "data": {"v": value}})
+    }
+}
+
 /// The load's settings.
 #[derive(Clone, Debug)]
 pub struct LoadConfig {
+    /// What is written.
+    pub collection: Collection,
     /// The namespace written in (must exist).
     pub namespace: String,
     /// Writer threads.
@@ -303,6 +344,7 @@ impl Load {
         for w in 0..config.writers {
             let writer = Writer {
                 endpoints: load.endpoints.clone(),
+                collection: config.collection.clone(),
                 namespace: config.namespace.clone(),
                 keys: config.keys,
                 rng: Rng::new(config.seed ^ ((w as u64 + 1) * 7919)),
@@ -321,10 +363,7 @@ impl Load {
             let endpoints = load.endpoints.clone();
             let (stop, errors, reads) =
                 (load.stop.clone(), load.errors.clone(), load.reads.clone());
-            let path = format!(
-                "/api/v1/namespaces/{}/configmaps?limit=50",
-                config.namespace
-            );
+            let path = format!("{}?limit=50", config.collection.path(&config.namespace));
             let started = load.started;
             load.workers.push(std::thread::spawn(move || {
                 let mut replica = l % endpoints.len();
@@ -376,7 +415,7 @@ impl Load {
             let from = acked[rng.below(acked.len() as u64) as usize];
             let watcher = Watcher {
                 endpoints: self.endpoints.clone(),
-                namespace: self.config.namespace.clone(),
+                collection: self.config.collection.path(&self.config.namespace),
                 replica: w % self.endpoints.len(),
                 started: self.started,
                 errors: self.errors.clone(),
@@ -426,9 +465,8 @@ impl Load {
             .call(
                 0,
                 "POST",
-                &format!("/api/v1/namespaces/{}/configmaps", self.config.namespace),
-                Some(&json!({"apiVersion": "v1", "kind": "ConfigMap",
-                    "metadata": {"name": sentinel}, "data": {"v": sentinel}})),
+                &self.config.collection.path(&self.config.namespace),
+                Some(&self.config.collection.object(sentinel, sentinel)),
             )
             .expect("the sentinel is written");
         assert_eq!(code, 201, "{body}");
@@ -448,6 +486,7 @@ impl Load {
 
 struct Writer {
     endpoints: Arc<Endpoints>,
+    collection: Collection,
     namespace: String,
     keys: usize,
     rng: Rng,
@@ -489,7 +528,7 @@ impl Writer {
     }
 
     fn collection(&self) -> String {
-        format!("/api/v1/namespaces/{}/configmaps", self.namespace)
+        self.collection.path(&self.namespace)
     }
 
     fn error(&self, what: String) {
@@ -528,8 +567,7 @@ impl Writer {
     fn write(&mut self, kind: Kind, key: &str, precondition: Option<u64>) {
         let id = self.next_id.fetch_add(1, Ordering::SeqCst);
         let value = format!("op-{id}");
-        let mut object = json!({"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": key}, "data": {"v": value}});
+        let mut object = self.collection.object(key, &value);
         let (method, path, body) = match kind {
             Kind::Create => ("POST", self.collection(), Some(object)),
             Kind::Update => {
@@ -581,7 +619,8 @@ impl Writer {
 
 struct Watcher {
     endpoints: Arc<Endpoints>,
-    namespace: String,
+    /// The collection's path.
+    collection: String,
     replica: usize,
     started: Instant,
     errors: Arc<Mutex<Vec<(Duration, String)>>>,
@@ -608,8 +647,8 @@ impl Watcher {
                 return watched;
             }
             let path = format!(
-                "/api/v1/namespaces/{}/configmaps?watch=true&resourceVersion={last}&timeoutSeconds=5",
-                self.namespace
+                "{}?watch=true&resourceVersion={last}&timeoutSeconds=5",
+                self.collection
             );
             let reader = match self.endpoints.watch(self.replica, &path) {
                 Ok(r) => r,
@@ -634,12 +673,10 @@ impl Watcher {
                 if event["type"] == "ERROR" {
                     if event["object"]["code"] == 410 {
                         // Too old: list again and go on from the list.
-                        match self.endpoints.call(
-                            self.replica,
-                            "GET",
-                            &format!("/api/v1/namespaces/{}/configmaps", self.namespace),
-                            None,
-                        ) {
+                        match self
+                            .endpoints
+                            .call(self.replica, "GET", &self.collection, None)
+                        {
                             Ok((200, list)) => {
                                 last = rv_of(&list).unwrap_or(last);
                                 watched.relists += 1;
@@ -677,14 +714,12 @@ impl Watcher {
     }
 }
 
-/// Every change after `from` in `namespace` as a watch from replica `replica` shows
-/// it, up to and including the sentinel: a replay of the history afterwards, or a
-/// record of it as it happens (in a thread of its own, when the history will have
-/// been compacted by the end).
-pub fn replay(endpoints: &Endpoints, replica: usize, namespace: &str, from: u64) -> Vec<Change> {
-    let path = format!(
-        "/api/v1/namespaces/{namespace}/configmaps?watch=true&resourceVersion={from}&timeoutSeconds=600"
-    );
+/// Every change after `from` in the collection at `path` as a watch from replica
+/// `replica` shows it, up to and including the sentinel: a replay of the history
+/// afterwards, or a record of it as it happens (in a thread of its own, when the
+/// history will have been compacted by the end).
+pub fn replay(endpoints: &Endpoints, replica: usize, path: &str, from: u64) -> Vec<Change> {
+    let path = format!("{path}?watch=true&resourceVersion={from}&timeoutSeconds=600");
     let reader = endpoints
         .watch(replica, &path)
         .expect("the replay watch starts");
@@ -747,11 +782,12 @@ pub fn check(
         changes: history.len(),
         ..Checked::default()
     };
-    let by_value: HashMap<&str, &Change> = history
-        .iter()
-        .filter(|c| c.kind != "DELETED")
-        .map(|c| (c.value.as_str(), c))
-        .collect();
+    // A value's first change is its write; later ones holding it are rewrites of the
+    // same object (a storage version migration), which clients did not send.
+    let mut by_value: HashMap<&str, &Change> = HashMap::new();
+    for c in history.iter().filter(|c| c.kind != "DELETED") {
+        by_value.entry(c.value.as_str()).or_insert(c);
+    }
     // Revisions increase along the history.
     for pair in history.windows(2) {
         if pair[0].rv >= pair[1].rv {

@@ -15,7 +15,7 @@
 use std::time::Duration;
 
 use kapi_tests::cluster::{Cluster, FAST_LEADER_ELECTION};
-use kapi_tests::load::{self, Endpoints, Load, LoadConfig, Outcome};
+use kapi_tests::load::{self, Collection, Endpoints, Load, LoadConfig, Outcome};
 use serde_json::json;
 
 const JSON: &str = "application/json";
@@ -155,12 +155,13 @@ fn nothing_is_lost_under_faults() {
 
             let recording = fault.compacts.then(|| {
                 let endpoints = endpoints.clone();
-                let namespace = namespace.clone();
-                std::thread::spawn(move || load::replay(&endpoints, 0, &namespace, from))
+                let collection = collection.clone();
+                std::thread::spawn(move || load::replay(&endpoints, 0, &collection, from))
             });
             let mut load = Load::start(
                 endpoints.clone(),
                 LoadConfig {
+                    collection: Collection::config_maps(),
                     namespace: namespace.clone(),
                     writers: 8,
                     keys: 16,
@@ -219,7 +220,7 @@ fn nothing_is_lost_under_faults() {
                     assert!(!res.body.contains("ERROR"), "{}", res.body);
                     thread.join().expect("the recording watch")
                 }
-                None => load::replay(&endpoints, 0, &namespace, from),
+                None => load::replay(&endpoints, 0, &collection, from),
             };
             let (_, final_state) = cluster.replica(1).request("GET", &collection, JSON, None);
             let (figures, problems) = load::check(&recorded, &history, &final_state);
