@@ -693,11 +693,14 @@ fn parse_conversion(v: Option<&Value>, at: &FieldPath, errs: &mut ErrorList) -> 
     };
     match obj.get("strategy").and_then(Value::as_str) {
         None | Some("None") => Conversion::None,
+        // kube's message names its internal field for `webhook.clientConfig`.
         Some("Webhook") => match obj.get("webhook") {
-            Some(w @ Value::Object(_)) => Conversion::Webhook(w.clone()),
+            Some(w @ Value::Object(_)) if w["clientConfig"].is_object() => {
+                Conversion::Webhook(w.clone())
+            }
             _ => {
                 errs.push(FieldError::required(
-                    &at.child("webhook"),
+                    &at.child("webhookClientConfig"),
                     "required when strategy is set to Webhook",
                 ));
                 Conversion::None

@@ -1,7 +1,7 @@
 //! CustomResourceDefinitions written through the API are checked as kube-apiserver checks
-//! them: every real CRD in the shared testdata is accepted, and a non-structural one, or
-//! one whose CEL rules name missing fields or cost too much, is refused with a 422
-//! naming each problem's field path.
+//! them: every real CRD in the shared testdata is accepted, and a non-structural one,
+//! one whose CEL rules name missing fields or cost too much, or one with a bad conversion
+//! webhook configuration, is refused with a 422 naming each problem's field path.
 
 use kapi_tests::{Backend, Kapi, causes};
 use serde_json::{Value, json};
@@ -118,4 +118,49 @@ fn cel_rules_are_checked_against_the_schema_when_the_crd_is_written() {
     tags["items"]["maxLength"] = json!(64);
     let (code, status) = kapi.request("POST", CRDS, JSON, Some(&bounded));
     assert_eq!(code, 201, "{status}");
+}
+
+/// `spec.conversion` is checked as kube's `validateCustomResourceConversion` checks it,
+/// naming kube's internal fields as kube's messages do.
+#[test]
+fn conversion_webhooks_are_checked_as_kube_checks_them() {
+    let kapi = Kapi::start(Backend::Embedded);
+    let mut body = crd(json!({"type": "object"}));
+    let refused = |body: &Value| {
+        let (code, status) = kapi.request("POST", CRDS, JSON, Some(body));
+        assert_eq!(code, 422, "{status}");
+        causes(&status)
+    };
+    body["spec"]["conversion"] = json!({"strategy": "Webhook"});
+    assert_eq!(
+        refused(&body),
+        [
+            "spec.conversion.webhookClientConfig: Required value: required when strategy is set to Webhook",
+            "spec.conversion.conversionReviewVersions: Required value",
+        ]
+    );
+    body["spec"]["conversion"] = json!({"strategy": "Webhook", "webhook": {
+        "clientConfig": {"url": "http://convert.example.com/x?y=1"},
+        "conversionReviewVersions": ["v2"]}});
+    assert_eq!(
+        refused(&body),
+        [
+            "spec.conversion.webhookClientConfig.url: Invalid value: \"http\": 'https' is the only allowed URL scheme; desired format: https://host[/path]",
+            "spec.conversion.webhookClientConfig.url: Invalid value: \"y=1\": query parameters are not permitted in the URL",
+            "spec.conversion.conversionReviewVersions: Invalid value: [\"v2\"]: must include at least one of v1, v1beta1",
+        ]
+    );
+    body["spec"]["conversion"] = json!({"strategy": "None", "webhook": {
+        "conversionReviewVersions": ["v1"]}});
+    assert_eq!(
+        refused(&body),
+        [
+            "spec.conversion.conversionReviewVersions: Forbidden: should not be set when strategy is not set to Webhook"
+        ]
+    );
+    body["spec"]["conversion"] = json!({"strategy": "Webhook", "webhook": {
+        "clientConfig": {"service": {"name": "conv", "namespace": "default", "path": "/convert"}},
+        "conversionReviewVersions": ["v1"]}});
+    let (code, out) = kapi.request("POST", CRDS, JSON, Some(&body));
+    assert_eq!(code, 201, "{out}");
 }

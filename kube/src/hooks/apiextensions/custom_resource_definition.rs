@@ -33,13 +33,20 @@ fn validate_definition(
             .map_err(|_| ErrorList::new())
             .and_then(|json| Definition::parse(&json))
     };
-    match parse(crd) {
+    let mut errs = match parse(crd) {
         Ok(definition) => {
             let old = old.and_then(|o| parse(o).ok());
             definition.check_rules(old.as_ref())
         }
         Err(errs) => errs,
-    }
+    };
+    let json = |crd: &CustomResourceDefinition| serde_json::to_value(crd).unwrap_or_default();
+    let old = old.map(json);
+    errs.extend(super::conversion::conversion_errors(
+        &json(crd),
+        old.as_ref(),
+    ));
+    errs
 }
 
 fn storage_version(crd: &CustomResourceDefinition) -> Option<String> {
