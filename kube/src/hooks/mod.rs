@@ -28,6 +28,7 @@ mod policy;
 mod rbac;
 mod scheduling;
 mod storage;
+pub(crate) mod webhook_client;
 
 pub use self::core::{
     ComponentStatusHooks, ConfigMapHooks, CoreEventHooks, EndpointsHooks, LimitRangeHooks,
@@ -36,7 +37,8 @@ pub use self::core::{
     ServiceAccountHooks, ServiceHooks,
 };
 pub use admissionregistration::{
-    ValidatingAdmissionPolicyBindingHooks, ValidatingAdmissionPolicyHooks,
+    MutatingWebhookConfigurationHooks, ValidatingAdmissionPolicyBindingHooks,
+    ValidatingAdmissionPolicyHooks, ValidatingWebhookConfigurationHooks,
 };
 pub use apiextensions::CustomResourceDefinitionHooks;
 pub use apiregistration::ApiServiceHooks;

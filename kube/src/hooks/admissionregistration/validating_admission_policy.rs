@@ -42,12 +42,13 @@ use kapi_core::{ErrorList, FieldError, FieldPath, Hooks};
 use serde_json::Value;
 
 use super::validation::{
-    Declarations, compile_error, default_match_resources, is_cel_identifier, match_resources_errors,
+    Declarations, compile_error, default_match_resources, is_cel_identifier,
+    match_conditions_errors, match_resources_errors,
 };
 use crate::generated::admissionregistration_k8s_io::v1::ValidatingAdmissionPolicy;
 use crate::generated::api::admissionregistration::v1::{
-    AuditAnnotation, MatchCondition, ParamKind, ValidatingAdmissionPolicySpec,
-    ValidatingAdmissionPolicyStatus, Validation, Variable,
+    AuditAnnotation, ParamKind, ValidatingAdmissionPolicySpec, ValidatingAdmissionPolicyStatus,
+    Validation, Variable,
 };
 use crate::hooks::strings;
 
@@ -64,8 +65,6 @@ const REASONS: &[&str] = &["Forbidden", "Invalid", "RequestEntityTooLarge"];
 const MAX_AUDIT_ANNOTATIONS: usize = 20;
 /// kube's `maxAuditAnnotationValueExpressionLength`.
 const MAX_VALUE_EXPRESSION_LEN: usize = 5 * 1024;
-/// The most match conditions kube accepts.
-const MAX_MATCH_CONDITIONS: usize = 64;
 /// The condition statuses, sorted.
 const CONDITION_STATUSES: &[&str] = &["False", "True", "Unknown"];
 /// metav1's `conditionReasonFmt`.
@@ -156,53 +155,6 @@ fn param_kind_errors(pk: &ParamKind, path: &FieldPath) -> ErrorList {
                     kind_errs.join(",")
                 ),
             ));
-        }
-    }
-    errs
-}
-
-/// `validateMatchConditions`: at most 64, unique qualified names, expressions that
-/// compile (with `params` when the policy has a `paramKind`, without `variables`).
-fn match_conditions_errors(
-    conditions: &[MatchCondition],
-    params: bool,
-    path: &FieldPath,
-) -> ErrorList {
-    let mut errs = ErrorList::new();
-    if conditions.len() > MAX_MATCH_CONDITIONS {
-        errs.push(FieldError::too_many(
-            path,
-            conditions.len() as u64,
-            MAX_MATCH_CONDITIONS as u64,
-        ));
-    }
-    let decls = Declarations {
-        params,
-        authorizer: true,
-        variables: None,
-    };
-    let mut names = HashSet::new();
-    for (i, c) in conditions.iter().enumerate() {
-        let path = path.index(i);
-        let expression = c.expression.trim();
-        if expression.is_empty() {
-            errs.push(FieldError::required(&path.child("expression"), ""));
-        } else {
-            errs.extend(compile_error(&path.child("expression"), expression, decls));
-        }
-        if c.name.is_empty() {
-            errs.push(FieldError::required(&path.child("name"), ""));
-        } else {
-            for msg in qualified_name_errors(&c.name) {
-                errs.push(FieldError::invalid(
-                    &path.child("name"),
-                    c.name.as_str(),
-                    msg,
-                ));
-            }
-            if !names.insert(c.name.as_str()) {
-                errs.push(FieldError::duplicate(&path.child("name"), c.name.as_str()));
-            }
         }
     }
     errs

@@ -12,7 +12,9 @@ use kapi_core::meta::{NameRule, qualified_name_errors, validate_labels};
 use kapi_core::schema::cel::Expression;
 use kapi_core::{ErrorList, FieldError, FieldPath};
 
-use crate::generated::api::admissionregistration::v1::{MatchResources, NamedRuleWithOperations};
+use crate::generated::api::admissionregistration::v1::{
+    MatchCondition, MatchResources, NamedRuleWithOperations,
+};
 use crate::hooks::strings;
 
 /// kube's `supportedMatchPolicies`, sorted as `sets.String.List()` gives them.
@@ -23,6 +25,8 @@ const EQUIVALENT: &str = "Equivalent";
 const OPERATIONS: &[&str] = &["*", "CONNECT", "CREATE", "DELETE", "UPDATE"];
 /// kube's `validScopes`, sorted; `*` is also the default.
 const SCOPES: &[&str] = &["*", "Cluster", "Namespaced"];
+/// The most match conditions kube accepts.
+const MAX_MATCH_CONDITIONS: usize = 64;
 /// The selector operators and what they need of `values`.
 const IN_OPERATORS: &[&str] = &["In", "NotIn"];
 const EXISTS_OPERATORS: &[&str] = &["Exists", "DoesNotExist"];
@@ -95,7 +99,7 @@ fn named_rule_errors(rule: &NamedRuleWithOperations, path: &FieldPath) -> ErrorL
 }
 
 /// `validateRuleWithOperations`'s own part: the operations.
-fn operations_errors(operations: &[String], path: &FieldPath) -> ErrorList {
+pub(super) fn operations_errors(operations: &[String], path: &FieldPath) -> ErrorList {
     let mut errs = ErrorList::new();
     let ops_path = path.child("operations");
     if operations.is_empty() {
@@ -121,7 +125,7 @@ fn operations_errors(operations: &[String], path: &FieldPath) -> ErrorList {
 }
 
 /// `validateRule`, subresources allowed: groups, versions, resources and scope.
-fn rule_errors(rule: &NamedRuleWithOperations, path: &FieldPath) -> ErrorList {
+pub(super) fn rule_errors(rule: &NamedRuleWithOperations, path: &FieldPath) -> ErrorList {
     let mut errs = ErrorList::new();
     let groups = rule.api_groups.as_deref().unwrap_or_default();
     let versions = rule.api_versions.as_deref().unwrap_or_default();
@@ -382,6 +386,53 @@ pub(super) fn is_cel_identifier(name: &str) -> bool {
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
         && !kapi_core::schema::cel_static::RESERVED.contains(&name)
+}
+
+/// `validateMatchConditions`: at most 64, unique qualified names, expressions that
+/// compile (with `params` when the policy has a `paramKind`, without `variables`).
+pub(super) fn match_conditions_errors(
+    conditions: &[MatchCondition],
+    params: bool,
+    path: &FieldPath,
+) -> ErrorList {
+    let mut errs = ErrorList::new();
+    if conditions.len() > MAX_MATCH_CONDITIONS {
+        errs.push(FieldError::too_many(
+            path,
+            conditions.len() as u64,
+            MAX_MATCH_CONDITIONS as u64,
+        ));
+    }
+    let decls = Declarations {
+        params,
+        authorizer: true,
+        variables: None,
+    };
+    let mut names = HashSet::new();
+    for (i, c) in conditions.iter().enumerate() {
+        let path = path.index(i);
+        let expression = c.expression.trim();
+        if expression.is_empty() {
+            errs.push(FieldError::required(&path.child("expression"), ""));
+        } else {
+            errs.extend(compile_error(&path.child("expression"), expression, decls));
+        }
+        if c.name.is_empty() {
+            errs.push(FieldError::required(&path.child("name"), ""));
+        } else {
+            for msg in qualified_name_errors(&c.name) {
+                errs.push(FieldError::invalid(
+                    &path.child("name"),
+                    c.name.as_str(),
+                    msg,
+                ));
+            }
+            if !names.insert(c.name.as_str()) {
+                errs.push(FieldError::duplicate(&path.child("name"), c.name.as_str()));
+            }
+        }
+    }
+    errs
 }
 
 #[cfg(test)]

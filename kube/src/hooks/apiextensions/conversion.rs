@@ -18,16 +18,15 @@
 //! gets the scheme and host checks only, not kube's `url must be a valid URL`.
 
 use base64::Engine;
-use kapi_core::meta::{dns1035_label_errors, dns1123_subdomain_errors};
 use kapi_core::{ErrorList, FieldError, FieldPath};
 use serde_json::Value;
 
 use kapi_apiextensions::conditions;
 
+use crate::hooks::webhook_client::{review_versions_errors, service_errors, url_errors};
+
 /// The review versions kapi (as kube) can send.
-const ACCEPTED_REVIEW_VERSIONS: [&str; 2] = ["v1", "v1beta1"];
-/// `ValidateWebhookURL`'s hint.
-const URL_FORM: &str = "; desired format: https://host[/path]";
+pub(crate) const ACCEPTED_REVIEW_VERSIONS: [&str; 2] = ["v1", "v1beta1"];
 
 /// kube's checks of `crd`'s conversion (the CRD as JSON), `old` the stored CRD on update.
 pub(super) fn conversion_errors(crd: &Value, old: Option<&Value>) -> ErrorList {
@@ -103,194 +102,13 @@ pub(super) fn conversion_errors(crd: &Value, old: Option<&Value>) -> ErrorList {
             .collect();
         stored.is_empty() || stored.iter().any(|v| ACCEPTED_REVIEW_VERSIONS.contains(v))
     });
-    errs.extend(review_version_errors(
+    // kube's `validateConversionReviewVersions`.
+    errs.extend(review_versions_errors(
         &at.child("conversionReviewVersions"),
         &versions,
-        require_recognized,
+        require_recognized.then_some(&ACCEPTED_REVIEW_VERSIONS[..]),
+        "",
     ));
-    errs
-}
-
-/// kube's `validateConversionReviewVersions`.
-fn review_version_errors(at: &FieldPath, versions: &[&str], require_recognized: bool) -> ErrorList {
-    let mut errs = ErrorList::new();
-    if versions.is_empty() {
-        errs.push(FieldError::required(at, ""));
-        return errs;
-    }
-    let mut seen: Vec<&str> = Vec::new();
-    for (i, v) in versions.iter().enumerate() {
-        if seen.contains(v) {
-            errs.push(FieldError::invalid(&at.index(i), *v, "duplicate version"));
-            continue;
-        }
-        seen.push(v);
-        for why in dns1035_label_errors(v) {
-            errs.push(FieldError::invalid(&at.index(i), *v, why));
-        }
-    }
-    if require_recognized
-        && !versions
-            .iter()
-            .any(|v| ACCEPTED_REVIEW_VERSIONS.contains(v))
-    {
-        errs.push(FieldError::invalid(
-            at,
-            Value::from(versions.to_vec()),
-            format!(
-                "must include at least one of {}",
-                ACCEPTED_REVIEW_VERSIONS.join(", ")
-            ),
-        ));
-    }
-    errs
-}
-
-/// The parts of an absolute URL kube's `ValidateWebhookURL` looks at, split as Go's
-/// `url.Parse` splits them: scheme, user information, host, query, fragment.
-struct UrlParts<'a> {
-    scheme: &'a str,
-    user: Option<&'a str>,
-    host: &'a str,
-    query: Option<&'a str>,
-    fragment: Option<&'a str>,
-}
-
-fn split_url(url: &str) -> UrlParts<'_> {
-    let (rest, fragment) = match url.split_once('#') {
-        Some((r, f)) => (r, Some(f)),
-        None => (url, None),
-    };
-    let (rest, query) = match rest.split_once('?') {
-        Some((r, q)) => (r, Some(q)),
-        None => (rest, None),
-    };
-    let (scheme, rest) = match rest.split_once("://") {
-        Some((s, r)) if !s.is_empty() && !s.contains('/') => (s, r),
-        // No scheme: a relative reference, with no host either.
-        _ => ("", ""),
-    };
-    let authority = rest.split('/').next().unwrap_or_default();
-    let (user, host_port) = match authority.rsplit_once('@') {
-        Some((u, h)) => (Some(u), h),
-        None => (None, authority),
-    };
-    let host = if host_port.starts_with('[') {
-        host_port.split_inclusive(']').next().unwrap_or_default()
-    } else {
-        host_port.split(':').next().unwrap_or_default()
-    };
-    UrlParts {
-        scheme,
-        user,
-        host,
-        query: query.filter(|q| !q.is_empty()),
-        fragment: fragment.filter(|f| !f.is_empty()),
-    }
-}
-
-/// kube's `ValidateWebhookURL` with https required.
-fn url_errors(at: &FieldPath, url: &str) -> ErrorList {
-    let mut errs = ErrorList::new();
-    let parts = split_url(url);
-    if parts.scheme != "https" {
-        errs.push(FieldError::invalid(
-            at,
-            parts.scheme,
-            format!("'https' is the only allowed URL scheme{URL_FORM}"),
-        ));
-    }
-    if parts.host.is_empty() {
-        errs.push(FieldError::invalid(
-            at,
-            "",
-            format!("host must be specified{URL_FORM}"),
-        ));
-    }
-    if let Some(user) = parts.user {
-        errs.push(FieldError::invalid(
-            at,
-            user,
-            "user information is not permitted in the URL",
-        ));
-    }
-    if let Some(fragment) = parts.fragment {
-        errs.push(FieldError::invalid(
-            at,
-            fragment,
-            "fragments are not permitted in the URL",
-        ));
-    }
-    if let Some(query) = parts.query {
-        errs.push(FieldError::invalid(
-            at,
-            query,
-            "query parameters are not permitted in the URL",
-        ));
-    }
-    errs
-}
-
-/// kube's `ValidateWebhookService` (the port defaults to 443).
-fn service_errors(at: &FieldPath, service: &Value) -> ErrorList {
-    let mut errs = ErrorList::new();
-    if service["name"].as_str().unwrap_or_default().is_empty() {
-        errs.push(FieldError::required(
-            &at.child("name"),
-            "service name is required",
-        ));
-    }
-    if service["namespace"].as_str().unwrap_or_default().is_empty() {
-        errs.push(FieldError::required(
-            &at.child("namespace"),
-            "service namespace is required",
-        ));
-    }
-    let port = service["port"].as_i64().unwrap_or(443);
-    if !(1..=65535).contains(&port) {
-        errs.push(FieldError::invalid(
-            &at.child("port"),
-            port,
-            "port is not valid: must be between 1 and 65535, inclusive",
-        ));
-    }
-    let Some(path) = service["path"].as_str() else {
-        return errs;
-    };
-    let path_at = at.child("path");
-    if path.is_empty() || path == "/" {
-        return errs;
-    }
-    if path == "//" {
-        errs.push(FieldError::invalid(
-            &path_at,
-            path,
-            "segment[0] may not be empty",
-        ));
-        return errs;
-    }
-    if !path.starts_with('/') {
-        errs.push(FieldError::invalid(&path_at, path, "must start with a '/'"));
-    }
-    let inner = path.get(1..).unwrap_or_default();
-    let inner = inner.strip_suffix('/').unwrap_or(inner);
-    for (i, step) in inner.split('/').enumerate() {
-        if step.is_empty() {
-            errs.push(FieldError::invalid(
-                &path_at,
-                path,
-                format!("segment[{i}] may not be empty"),
-            ));
-            continue;
-        }
-        for why in dns1123_subdomain_errors(step) {
-            errs.push(FieldError::invalid(
-                &path_at,
-                path,
-                format!("segment[{i}]: {why}"),
-            ));
-        }
-    }
     errs
 }
 
