@@ -449,16 +449,7 @@ impl Webhooks {
     ) -> Result<review::Verdict, Failure> {
         let hook = &invocation.hook;
         if attrs.req.dry_run {
-            match hook.side_effects.as_deref() {
-                None => return Err(Failure::Calling("Webhook SideEffects is nil".into())),
-                Some("None" | "NoneOnDryRun") => {}
-                Some(_) => {
-                    return Err(Failure::Refused(ApiError::bad_request(format!(
-                        "admission webhook {:?} does not support dry run",
-                        hook.name
-                    ))));
-                }
-            }
+            dry_run_check(&hook.name, hook.side_effects.as_deref())?;
         }
         if !hook.accepts_v1 {
             return Err(Failure::Calling(
@@ -588,8 +579,40 @@ fn widget_info(version: &str) -> kapi_core::ResourceInfo {
     crd.resource_info(&crd.versions[0])
 }
 
+/// kube's rule for a dry run: only a webhook that declares no side effects on one is
+/// called (v1 refuses others when they are written; older APIs kept them).
+fn dry_run_check(name: &str, side_effects: Option<&str>) -> Result<(), Failure> {
+    match side_effects {
+        None => Err(Failure::Calling("Webhook SideEffects is nil".into())),
+        Some("None" | "NoneOnDryRun") => Ok(()),
+        Some(_) => Err(Failure::Refused(ApiError::bad_request(format!(
+            "admission webhook {name:?} does not support dry run"
+        )))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_dry_run_reaches_only_webhooks_without_side_effects_on_it() {
+        assert!(super::dry_run_check("w.example.com", Some("NoneOnDryRun")).is_ok());
+        assert!(super::dry_run_check("w.example.com", Some("None")).is_ok());
+        match super::dry_run_check("w.example.com", Some("Unknown")) {
+            Err(super::Failure::Refused(e)) => assert_eq!(
+                (e.code.as_u16(), e.message.as_str()),
+                (
+                    400,
+                    "admission webhook \"w.example.com\" does not support dry run"
+                )
+            ),
+            _ => panic!("a webhook with side effects is refused"),
+        }
+        assert!(matches!(
+            super::dry_run_check("w.example.com", None),
+            Err(super::Failure::Calling(_))
+        ));
+    }
+
     use super::*;
     use kapi_apiserver::registry::Operation;
 
