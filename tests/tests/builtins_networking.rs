@@ -3,7 +3,7 @@
 //! Table cells): EndpointSlice, IPAddress and ServiceCIDR, with the default ServiceCIDR
 //! `kubernetes` that kube-apiserver creates from `--service-cluster-ip-range`.
 
-use kapi_tests::{Backend, Kapi};
+use kapi_tests::{Backend, Kapi, condition};
 use serde_json::{Value, json};
 
 #[path = "support/builtins.rs"]
@@ -310,13 +310,7 @@ fn settled(kapi: &Kapi, name: &str) -> Value {
 const FINALIZER: &str = "networking.k8s.io/service-cidr-finalizer";
 
 fn ready_condition(cidr: &Value) -> Value {
-    cidr["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["type"] == "Ready")
-        .cloned()
-        .unwrap_or(Value::Null)
+    condition(cidr, "Ready").cloned().unwrap_or(Value::Null)
 }
 
 fn service_cidrs(kapi: &Kapi) {

@@ -3,7 +3,7 @@
 //! what it may change, refuses what kube refuses in kube's words, and answers the Pod;
 //! discovery lists both; and `kubectl debug` adds an ephemeral container through it.
 
-use kapi_tests::{Backend, Kapi};
+use kapi_tests::{Backend, Kapi, causes};
 use serde_json::{Value, json};
 
 const JSON: &str = "application/json";
@@ -23,18 +23,9 @@ fn rejected(kapi: &Kapi, method: &str, path: &str, ct: &str, body: &Value) -> Ve
     let (code, status) = kapi.request(method, path, ct, Some(body));
     assert_eq!(code, 422, "{method} {path}: {status}");
     assert_eq!(status["reason"], "Invalid", "{status}");
-    status["details"]["causes"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no causes in {status}"))
-        .iter()
-        .map(|c| {
-            format!(
-                "{}: {}",
-                c["field"].as_str().unwrap_or(""),
-                c["message"].as_str().unwrap_or("")
-            )
-        })
-        .collect()
+    let causes = causes(&status);
+    assert!(!causes.is_empty(), "no causes in {status}");
+    causes
 }
 
 fn ok(kapi: &Kapi, method: &str, path: &str, ct: &str, body: &Value) -> Value {

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use kapi_tests::{Backend, Kapi, causes};
+use kapi_tests::{Backend, Kapi, causes, condition};
 use serde_json::{Value, json};
 
 const SERVICES: &str = "/api/v1/namespaces/default/services";
@@ -39,13 +39,7 @@ fn until(kapi: &Kapi, path: &str, done: impl Fn(u16, &Value) -> bool) -> Value {
 }
 
 fn ready(cidr: &Value) -> Value {
-    cidr["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["type"] == "Ready")
-        .cloned()
-        .unwrap_or(Value::Null)
+    condition(cidr, "Ready").cloned().unwrap_or(Value::Null)
 }
 
 /// A ServiceCIDR added at run time hands out addresses once Ready, beside the default
