@@ -4,8 +4,15 @@
 //! Endpoints, on the endpoint port named as the Service's port is. An `ExternalName`
 //! Service is reached at its external name (resolved on this machine) on the
 //! APIService's port.
+//!
+//! [`EndpointServiceResolver`] answers the same way for webhooks (CRD conversion), as
+//! kube-aggregator's resolver is handed to kube-apiserver's webhook clients.
 
 use std::net::SocketAddr;
+use std::sync::{Arc, Weak};
+
+use async_trait::async_trait;
+use kapi_apiserver::webhook::ServiceResolver;
 
 use kapi_apiserver::registry::Registry;
 use kapi_storage::ReadAt;
@@ -123,6 +130,34 @@ pub async fn resolve(
             ),
         )
     })
+}
+
+/// Resolves the Services webhooks name through their Endpoints, as [`resolve`] does.
+pub struct EndpointServiceResolver {
+    /// Weak: the registry's stores hold converters that hold this resolver.
+    registry: Weak<Registry>,
+}
+
+impl EndpointServiceResolver {
+    /// A resolver reading `registry`'s Services and Endpoints.
+    pub fn new(registry: &Arc<Registry>) -> Self {
+        Self {
+            registry: Arc::downgrade(registry),
+        }
+    }
+}
+
+#[async_trait]
+impl ServiceResolver for EndpointServiceResolver {
+    async fn resolve(&self, namespace: &str, name: &str, port: u16) -> Result<SocketAddr, String> {
+        let registry = self.registry.upgrade().ok_or("the server is stopping")?;
+        let service = ServiceRef {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            port,
+        };
+        resolve(&registry, &service).await.map_err(|a| a.message)
+    }
 }
 
 /// The first ready address of `endpoints` with a port named `port_name`.

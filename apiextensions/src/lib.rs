@@ -7,7 +7,8 @@
 //! - decides its accepted names against the rest of its group ([`naming`]) and sets
 //!   `NamesAccepted`;
 //! - installs its served versions in the [`Registry`] once its names are accepted,
-//!   then sets `Established` (discovery and OpenAPI follow the registry);
+//!   then sets `Established` (discovery and OpenAPI follow the registry), with a
+//!   [`conversion::WebhookConverter`] when its versions convert through a webhook;
 //! - when it is deleted (the CRD strategy adds the `customresourcecleanup` finalizer and
 //!   a `Terminating` condition), refuses new objects, deletes every object, and only
 //!   then removes the finalizer ([`cleanup`]).
@@ -17,6 +18,7 @@
 
 mod cleanup;
 pub mod conditions;
+pub mod conversion;
 pub mod naming;
 
 use std::collections::BTreeMap;
@@ -31,11 +33,13 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use conditions::{ESTABLISHED, NAMES_ACCEPTED};
+use conversion::WebhookConverter;
 use kapi_apiserver::registry::object::{finalizers, is_being_deleted};
 use kapi_apiserver::registry::watch::INITIAL_EVENTS_END;
 use kapi_apiserver::registry::{
-    Install, Registry, Store, Subresource, WatchEventType, WatchOptions, WriteOptions,
+    Converter, Install, Registry, Store, Subresource, WatchEventType, WatchOptions, WriteOptions,
 };
+use kapi_apiserver::webhook::ServiceResolver;
 use naming::TakenNames;
 
 /// The finalizer that keeps a deleted CRD until its objects are gone.
@@ -46,13 +50,15 @@ const RESYNC: Duration = Duration::from_secs(1);
 
 /// Starts the controller. The returned receiver turns true once the CRDs stored when
 /// it started are served (a server listens only then, so that a restart never answers
-/// 404 for a resource it serves).
+/// 404 for a resource it serves). `services` resolves the Services conversion webhooks
+/// name (`None`: only `clientConfig.url` can be called).
 pub fn start(
     registry: Arc<Registry>,
+    services: Option<Arc<dyn ServiceResolver>>,
     shutdown: watch::Receiver<bool>,
 ) -> (JoinHandle<()>, watch::Receiver<bool>) {
     let (synced_tx, synced_rx) = watch::channel(false);
-    let task = tokio::spawn(run(registry, shutdown, synced_tx));
+    let task = tokio::spawn(run(registry, services, shutdown, synced_tx));
     (task, synced_rx)
 }
 
@@ -65,6 +71,7 @@ struct Installed {
 
 struct Controller {
     registry: Arc<Registry>,
+    services: Option<Arc<dyn ServiceResolver>>,
     crds: Arc<Store>,
     /// Every CRD as last seen, by name.
     known: BTreeMap<String, Value>,
@@ -74,6 +81,7 @@ struct Controller {
 
 async fn run(
     registry: Arc<Registry>,
+    services: Option<Arc<dyn ServiceResolver>>,
     mut shutdown: watch::Receiver<bool>,
     synced: watch::Sender<bool>,
 ) {
@@ -83,6 +91,7 @@ async fn run(
     };
     let mut controller = Controller {
         registry,
+        services,
         crds,
         known: BTreeMap::new(),
         installed: BTreeMap::new(),
@@ -328,11 +337,14 @@ impl Controller {
             .find(|s| s.info().storage)
             .map(|s| s.info().api_version())
             .or_else(|| storage_api_version(crd));
+        let converter = WebhookConverter::for_crd(crd, self.services.as_ref())
+            .map(|c| Arc::new(c) as Arc<dyn Converter>);
         let install = Install {
             storage_version,
             refuse_create: terminating.then(|| {
                 "create not allowed while custom resource definition is terminating".into()
             }),
+            converter,
         };
         if self.registry.install(&strategies, &install) {
             tracing::info!(crd = %name, versions = strategies.len(), "serving");

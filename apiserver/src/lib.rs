@@ -24,7 +24,8 @@
 //! (discovery and OpenAPI), [`presentation`] (Table and PartialObjectMetadata),
 //! [`authentication`], [`authorization`], [`limits`], [`flowcontrol`] (API Priority and
 //! Fairness, not yet wired), [`metrics`], [`encryption`]
-//! (encryption at rest), [`tls`], [`compactor`]. `docs/architecture.md` has the whole
+//! (encryption at rest), [`tls`], [`webhook`] (the client every webhook is called with),
+//! [`compactor`]. `docs/architecture.md` has the whole
 //! map.
 //!
 //! It must not know a resource's kind, a group's rules or how a server is wired.
@@ -51,3 +52,4 @@ pub mod shutdown;
 pub mod status;
 pub mod table;
 pub mod tls;
+pub mod webhook;

@@ -337,6 +337,19 @@ impl ApiError {
         )
     }
 
+    /// 500 InternalError for a failure whose reason the client is told (kube's
+    /// `NewInternalError`: the reason is the message and the one cause).
+    pub fn internal_reason(why: impl Into<String>) -> Self {
+        let why = why.into();
+        let mut e = Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "InternalError",
+            format!("Internal error occurred: {why}"),
+        );
+        e.details = Some(serde_json::json!({"causes": [{"message": why}]}));
+        e
+    }
+
     /// 503 ServiceUnavailable: the storage cannot be reached.
     pub fn unavailable(context: &str, error: &dyn std::error::Error) -> Self {
         tracing::warn!(error = %error, "{context}");

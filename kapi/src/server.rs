@@ -267,8 +267,12 @@ pub async fn serve(
 
     let (stop_tx, stop_rx) = watch::channel(false);
     // Stored CRDs are served before the first request is taken.
+    // Conversion webhooks' Services resolve as the aggregator's do.
+    let services: Arc<dyn kapi_apiserver::webhook::ServiceResolver> = Arc::new(
+        kapi_aggregator::resolve::EndpointServiceResolver::new(&registry),
+    );
     let (crd_controller, mut crds_synced) =
-        kapi_apiextensions::start(registry.clone(), stop_rx.clone());
+        kapi_apiextensions::start(registry.clone(), Some(services), stop_rx.clone());
     wait_synced(&mut crds_synced, "the CustomResourceDefinitions").await;
 
     let security = &config.security;

@@ -12,21 +12,16 @@
 //! Configurations reach the server through a watch: each one carries a sentinel
 //! webhook, and the test creates probe objects until the sentinel has seen one.
 
-use std::convert::Infallible;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use base64::Engine;
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
 use kapi_tests::{Backend, Kapi};
-use rcgen::{
-    BasicConstraints, CertificateParams, DistinguishedName, DnType, IsCa, Issuer, KeyPair,
-    KeyUsagePurpose,
-};
 use serde_json::{Value, json};
+
+#[path = "support/https.rs"]
+mod https;
+use https::{HttpsServer, Received};
 
 const JSON: &str = "application/json";
 const MUTATING: &str = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations";
@@ -34,113 +29,40 @@ const VALIDATING: &str = "/apis/admissionregistration.k8s.io/v1/validatingwebhoo
 /// How long the slow webhook takes; its configurations allow one second.
 const SLOW: Duration = Duration::from_secs(5);
 
-/// One review the webhook received, and on which path.
-#[derive(Clone, Debug)]
-struct Received {
-    path: String,
-    review: Value,
-}
-
 /// The HTTPS webhook. The first path segment says what it answers: `allow`, `deny`
 /// (403 with a message), `patch` (a JSONPatch adding a label and an annotation),
 /// `slow` (allows after [`SLOW`]).
-struct WebhookServer {
-    runtime: tokio::runtime::Runtime,
-    port: u16,
-    ca_bundle: String,
-    received: Arc<Mutex<Vec<Received>>>,
-}
+struct WebhookServer(HttpsServer);
 
 impl WebhookServer {
     fn start() -> Self {
-        let ca_key = KeyPair::generate().unwrap();
-        let mut ca = CertificateParams::default();
-        let mut dn = DistinguishedName::new();
-        dn.push(DnType::CommonName, "webhook-test-ca");
-        ca.distinguished_name = dn;
-        ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        ca.key_usages = vec![
-            KeyUsagePurpose::KeyCertSign,
-            KeyUsagePurpose::DigitalSignature,
-        ];
-        let ca_pem = ca.self_signed(&ca_key).unwrap().pem();
-        let issuer = Issuer::from_ca_cert_pem(&ca_pem, &ca_key).unwrap();
-        let key = KeyPair::generate().unwrap();
-        let mut params = CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap();
-        params
-            .distinguished_name
-            .push(DnType::CommonName, "webhook");
-        params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ServerAuth];
-        let cert = params.signed_by(&key, &issuer).unwrap();
-        let tls = rustls::ServerConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
+        Self(HttpsServer::start(
+            &[],
+            Arc::new(|r: Received| Box::pin(answer(r))),
         ))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(
-            vec![cert.der().clone()],
-            rustls::pki_types::PrivatePkcs8KeyDer::from(key.serialize_der()).into(),
-        )
-        .unwrap();
-        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
-
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let listener = runtime
-            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-            .unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let received = Arc::new(Mutex::new(Vec::new()));
-        let recorder = received.clone();
-        runtime.spawn(async move {
-            loop {
-                let Ok((tcp, _)) = listener.accept().await else {
-                    continue;
-                };
-                let acceptor = acceptor.clone();
-                let recorder = recorder.clone();
-                tokio::spawn(async move {
-                    let Ok(tls) = acceptor.accept(tcp).await else {
-                        return;
-                    };
-                    let service =
-                        hyper::service::service_fn(move |req| answer(req, recorder.clone()));
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(tls), service)
-                        .await;
-                });
-            }
-        });
-        Self {
-            runtime,
-            port,
-            ca_bundle: base64::engine::general_purpose::STANDARD.encode(ca_pem),
-            received,
-        }
     }
 
     fn url(&self, path: &str) -> String {
-        format!("https://127.0.0.1:{}{path}", self.port)
+        self.0.url(path)
+    }
+
+    fn ca_bundle(&self) -> &str {
+        &self.0.ca_bundle
     }
 
     /// The reviews received on `path` (without the query) about object `name`.
     fn reviews(&self, path: &str, name: &str) -> Vec<Value> {
-        self.received
-            .lock()
-            .unwrap()
-            .iter()
+        self.0
+            .received()
+            .into_iter()
             .filter(|r| r.path == path)
-            .filter(|r| {
-                let req = &r.review["request"];
+            .map(|r| r.body)
+            .filter(|review| {
+                let req = &review["request"];
                 req["name"] == name
                     || req["object"]["metadata"]["name"] == name
                     || req["oldObject"]["metadata"]["name"] == name
             })
-            .map(|r| r.review.clone())
             .collect()
     }
 
@@ -155,40 +77,17 @@ impl WebhookServer {
     }
 
     fn saw_any(&self, path: &str) -> bool {
-        self.received.lock().unwrap().iter().any(|r| r.path == path)
+        self.0.received().iter().any(|r| r.path == path)
     }
 }
 
-impl Drop for WebhookServer {
-    fn drop(&mut self) {
-        // Requests still sleeping in the slow webhook are dropped with the runtime.
-        let runtime = std::mem::replace(
-            &mut self.runtime,
-            tokio::runtime::Builder::new_current_thread()
-                .build()
-                .unwrap(),
-        );
-        runtime.shutdown_background();
-    }
-}
-
-async fn answer(
-    req: hyper::Request<Incoming>,
-    recorder: Arc<Mutex<Vec<Received>>>,
-) -> Result<hyper::Response<Full<Bytes>>, Infallible> {
-    let path = req.uri().path().to_string();
-    let has_timeout = req.uri().query().unwrap_or_default().contains("timeout=");
-    let body = req
-        .into_body()
-        .collect()
-        .await
-        .map(|b| b.to_bytes())
-        .unwrap_or_default();
-    let review: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    recorder.lock().unwrap().push(Received {
-        path: path.clone(),
-        review: review.clone(),
-    });
+async fn answer(received: Received) -> Value {
+    let Received {
+        path,
+        query,
+        body: review,
+    } = received;
+    let has_timeout = query.contains("timeout=");
     let mut response = json!({"uid": review["request"]["uid"], "allowed": true});
     match path.split('/').nth(1).unwrap_or_default() {
         "allow" => {}
@@ -226,12 +125,8 @@ async fn answer(
         response["allowed"] = json!(false);
         response["status"] = json!({"message": "kube-apiserver sends ?timeout="});
     }
-    let review = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-        "response": response});
-    Ok(hyper::Response::builder()
-        .header("content-type", JSON)
-        .body(Full::new(Bytes::from(serde_json::to_vec(&review).unwrap())))
-        .unwrap())
+    json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+        "response": response})
 }
 
 /// A test's server and webhook.
@@ -270,7 +165,7 @@ impl Setup {
     fn hook(&self, case: &str, name: &str, path: &str, extra: Value) -> Value {
         let mut h = json!({
             "name": name,
-            "clientConfig": {"url": self.hooks.url(path), "caBundle": self.hooks.ca_bundle},
+            "clientConfig": {"url": self.hooks.url(path), "caBundle": self.hooks.ca_bundle()},
             "admissionReviewVersions": ["v1"],
             "sideEffects": "None",
             "timeoutSeconds": 5,

@@ -45,9 +45,35 @@ pub fn decode(info: &ResourceInfo, value: &[u8], revision: i64) -> Result<Value,
     Ok(obj)
 }
 
-/// Decodes a stored key with its revision.
-pub fn decode_kv(info: &ResourceInfo, kv: &KeyValue) -> Result<Value, ApiError> {
-    decode(info, &kv.value, kv.mod_revision)
+/// Decodes a stored value as it is stored (its own `apiVersion`), with
+/// `resourceVersion` set to `revision`: what a conversion starts from.
+pub fn decode_as_stored(value: &[u8], revision: i64) -> Result<Value, ApiError> {
+    let mut obj: Value = serde_json::from_slice(value)
+        .map_err(|e| ApiError::internal("decoding a stored object", &e))?;
+    set_meta(
+        &mut obj,
+        "resourceVersion",
+        Some(Value::from(revision.to_string())),
+    );
+    Ok(obj)
+}
+
+/// Whether a stored value is in `api_version`: read from the prefix kapi writes
+/// (sorted keys put `apiVersion` first), parsed only when it is not in that form.
+pub fn is_stored_in(value: &[u8], api_version: &str) -> bool {
+    if let Some(rest) = value.strip_prefix(b"{\"apiVersion\":\"") {
+        if let Some(end) = memchr::memchr(b'"', rest) {
+            if !rest[..end].contains(&b'\\') {
+                return &rest[..end] == api_version.as_bytes();
+            }
+        }
+    }
+    #[derive(serde::Deserialize)]
+    struct Version {
+        #[serde(rename = "apiVersion", default)]
+        api_version: String,
+    }
+    serde_json::from_slice::<Version>(value).is_ok_and(|v| v.api_version == api_version)
 }
 
 /// An object as storage holds it, with the revision that becomes its
@@ -184,6 +210,15 @@ mod tests {
         assert_eq!(fast, so.decode(&info()).unwrap());
         assert_eq!(fast["apiVersion"], "example.kapi.dev/v2");
         assert_eq!(fast["metadata"]["resourceVersion"], "42");
+    }
+
+    #[test]
+    fn stored_versions_are_read_from_the_prefix_or_parsed() {
+        let sorted = encode(&json!({"apiVersion": "x/v1", "kind": "W", "metadata": {}}));
+        assert!(is_stored_in(&sorted, "x/v1"));
+        assert!(!is_stored_in(&sorted, "x/v2"));
+        assert!(is_stored_in(br#"{"kind":"W","apiVersion":"x/v2"}"#, "x/v2"));
+        assert!(!is_stored_in(br#"{"kind":"W"}"#, "x/v2"));
     }
 
     #[test]

@@ -252,8 +252,9 @@ impl Store {
             revision.get_or_insert(page.revision);
             let last_key = page.items.last().map(|kv| kv.key.clone());
             items.reserve(page.items.len());
-            for kv in page.items {
-                let stored = StoredObject::from(kv);
+            // One conversion per storage page, before the selectors look at fields.
+            let page_items = page.items.into_iter().map(StoredObject::from).collect();
+            for stored in self.served(page_items).await? {
                 if predicate.is_everything() {
                     items.push(ListItem {
                         stored,

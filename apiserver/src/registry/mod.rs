@@ -5,6 +5,7 @@
 //! about a kind lives in its strategy and hooks.
 
 mod codec;
+pub mod conversion;
 pub mod informer;
 pub mod keys;
 mod lifecycle;
@@ -23,6 +24,7 @@ use kapi_storage::{Cacher, CacherConfig, Storage, WatchCacheBudget};
 use tokio::sync::watch as signal;
 
 pub use codec::{StoredObject, memo_key};
+pub use conversion::Converter;
 pub use lifecycle::{Lifecycle, LifecycleError};
 pub use list::{ListItem, ObjectList};
 pub use options::{
@@ -88,7 +90,7 @@ pub const DEFAULT_MAX_OBJECT_BYTES: usize = 1_572_864;
 pub type ResourceKey = (String, String, String);
 
 /// How a run-time resource ([`Registry::install`]) is served.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct Install {
     /// The `apiVersion` objects are stored in (the CRD's storage version); `None`
     /// stores each object in the version it was written through.
@@ -96,6 +98,9 @@ pub struct Install {
     /// Why creates are refused, when they are: a CRD being deleted takes no new
     /// objects (403, as kube-apiserver's admission answers).
     pub refuse_create: Option<String>,
+    /// How objects change between versions, when more than `apiVersion` does (a CRD's
+    /// `Webhook` conversion); `None`: only `apiVersion` changes.
+    pub converter: Option<Arc<dyn Converter>>,
 }
 
 /// What the registry serves at one moment; replaced whole when a run-time resource is
@@ -198,7 +203,7 @@ impl Registry {
                 .map(|s| s.info().api_version());
             let install = Install {
                 storage_version,
-                refuse_create: None,
+                ..Install::default()
             };
             let store = registry.store_for(&mut served, strategy, &install);
             served.stores.insert(resource_key(info), store.clone());
@@ -249,6 +254,7 @@ impl Registry {
                 ttl: self.options.ttls.get(&resource).copied(),
                 storage_version: install.storage_version.clone(),
                 refuse_create: install.refuse_create.clone(),
+                converter: install.converter.clone(),
                 max_object_bytes: self
                     .options
                     .max_object_bytes

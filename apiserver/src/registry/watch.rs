@@ -16,6 +16,7 @@ use super::codec::StoredObject;
 use super::keys;
 use super::list::Predicate;
 use super::options::WatchOptions;
+use super::store::Conversion;
 use crate::status::ApiError;
 
 /// The `type` of a watch event.
@@ -211,6 +212,7 @@ impl Store {
         )?;
         let prefix = keys::list_prefix(self.prefix(), namespace);
         let storage = self.storage().clone();
+        let conversion = self.conversion().cloned();
         let opts = opts.clone();
         let (tx, rx) = mpsc::channel(128);
         tokio::spawn(async move {
@@ -223,9 +225,13 @@ impl Store {
                     Some(0) => ReadAt::Any,
                     Some(n) => ReadAt::NotOlderThan(n),
                 };
-                match initial_events(&info, &predicate, storage.as_ref(), &prefix, read_at, &tx)
-                    .await
-                {
+                let source = Source {
+                    info: &info,
+                    predicate: &predicate,
+                    storage: storage.as_ref(),
+                    conversion: conversion.as_ref(),
+                };
+                match initial_events(&source, &prefix, read_at, &tx).await {
                     Ok(revision) => after = revision,
                     Err(e) => {
                         let _ = tx.send(stored_error_event(&e)).await;
@@ -249,22 +255,29 @@ impl Store {
                 }
             };
             while let Some(item) = stream.next().await {
+                let item = match (item, &conversion) {
+                    (Ok(WatchItem::Event(ev)), Some(c)) => {
+                        c.event(ev).await.map(|ev| Ok(WatchItem::Event(ev)))
+                    }
+                    (item, _) => Ok(item),
+                };
                 let event = match item {
-                    Ok(WatchItem::Event(ev)) => match translate(&info, &predicate, &ev) {
+                    Err(e) => stored_error_event(&e),
+                    Ok(Ok(WatchItem::Event(ev))) => match translate(&info, &predicate, &ev) {
                         Ok(Some(e)) => e,
                         Ok(None) => continue,
                         Err(e) => stored_error_event(&e),
                     },
-                    Ok(WatchItem::Progress(rev)) if opts.allow_bookmarks => {
+                    Ok(Ok(WatchItem::Progress(rev))) if opts.allow_bookmarks => {
                         bookmark(&info, rev, false)
                     }
-                    Ok(WatchItem::Progress(_)) => continue,
-                    Err(e @ StorageError::Expired { .. }) => {
+                    Ok(Ok(WatchItem::Progress(_))) => continue,
+                    Ok(Err(e @ StorageError::Expired { .. })) => {
                         stored_error_event(&ApiError::from_storage(&info, "", &e))
                     }
                     // The backend lost the thread (etcd restarted, watcher too slow):
                     // end the watch; the client resumes from its last resourceVersion.
-                    Err(e) => {
+                    Ok(Err(e)) => {
                         tracing::debug!(error = %e, "watch ended by storage");
                         return;
                     }
@@ -279,15 +292,22 @@ impl Store {
     }
 }
 
+/// Where a watch reads its initial state from, and how it serves it.
+struct Source<'a> {
+    info: &'a ResourceInfo,
+    predicate: &'a Predicate,
+    storage: &'a dyn kapi_storage::Storage,
+    conversion: Option<&'a Conversion>,
+}
+
 /// Sends the current state as ADDED events; returns the revision it was read at.
 async fn initial_events(
-    info: &ResourceInfo,
-    predicate: &Predicate,
-    storage: &dyn kapi_storage::Storage,
+    source: &Source<'_>,
     prefix: &str,
     read_at: ReadAt,
     tx: &mpsc::Sender<StoredWatchEvent>,
 ) -> Result<i64, ApiError> {
+    let (info, predicate) = (source.info, source.predicate);
     let mut request = ListRequest {
         prefix: prefix.to_string(),
         read_at,
@@ -295,12 +315,17 @@ async fn initial_events(
         limit: Some(INITIAL_PAGE),
     };
     loop {
-        let page = storage
+        let page = source
+            .storage
             .list(&request)
             .await
             .map_err(|e| ApiError::from_storage(info, "", &e))?;
-        for kv in &page.items {
-            let stored = StoredObject::from(kv.clone());
+        let mut items: Vec<StoredObject> =
+            page.items.iter().cloned().map(StoredObject::from).collect();
+        if let Some(c) = source.conversion {
+            c.stored(&mut items).await?;
+        }
+        for stored in items {
             let object = if predicate.is_everything() {
                 EventObject::Stored(stored, Encodings::default())
             } else {

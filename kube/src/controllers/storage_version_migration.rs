@@ -39,6 +39,9 @@ const PAGE: usize = 100;
 const PAUSE: Duration = Duration::from_millis(100);
 /// The least time between the pass before the trim and the one before it.
 const SETTLE: Duration = Duration::from_secs(1);
+/// How long after a failed migration (a conversion webhook down) it is tried again,
+/// if no change of the CRDs tries it sooner.
+const RETRY: Duration = Duration::from_secs(30);
 
 /// Runs until `shutdown` turns true.
 pub async fn run(registry: Arc<Registry>, mut shutdown: watch::Receiver<bool>) {
@@ -51,21 +54,25 @@ pub async fn run(registry: Arc<Registry>, mut shutdown: watch::Receiver<bool>) {
         else {
             return;
         };
+        let mut failed = false;
         loop {
+            let retry = tokio::time::sleep(RETRY);
             tokio::select! {
                 () = kapi_apiserver::shutdown::stopped(&mut shutdown) => return,
                 event = events.next() => if event.is_none() { break },
+                () = retry, if failed => {}
             }
             while let Some(Some(_)) = events.next().now_or_never() {}
             let Ok(list) = crds.list(None, &ListOptions::default()).await else {
                 continue;
             };
+            failed = false;
             for crd in items(&list) {
                 if let Some(version) = pending(crd) {
                     let migration = migrate(&registry, &crds, crd, &version);
                     tokio::select! {
                         () = kapi_apiserver::shutdown::stopped(&mut shutdown) => return,
-                        () = migration => {}
+                        done = migration => failed |= !done,
                     }
                 }
             }
@@ -87,8 +94,9 @@ fn pending(crd: &Value) -> Option<String> {
     (!done && established).then_some(storage)
 }
 
-/// Migrates `crd`'s objects to `version`, then trims its `storedVersions`.
-async fn migrate(registry: &Registry, crds: &Store, crd: &Value, version: &str) {
+/// Migrates `crd`'s objects to `version`, then trims its `storedVersions`; false when
+/// it failed and is to be tried again.
+async fn migrate(registry: &Registry, crds: &Store, crd: &Value, version: &str) -> bool {
     let group = crd["spec"]["group"].as_str().unwrap_or_default();
     let plural = crd["spec"]["names"]["plural"].as_str().unwrap_or_default();
     let api_version = if group.is_empty() {
@@ -122,7 +130,7 @@ async fn migrate(registry: &Registry, crds: &Store, crd: &Value, version: &str) 
             crd = name(crd),
             "storage version migration: the resource is not served"
         );
-        return;
+        return false;
     };
     // Passes until one rewrites nothing, at least two, each after the first a second
     // later than the one before.
@@ -135,7 +143,7 @@ async fn migrate(registry: &Registry, crds: &Store, crd: &Value, version: &str) 
             Ok(n) => n,
             Err(e) => {
                 tracing::warn!(crd = name(crd), error = %e.message, "storage version migration");
-                return;
+                return false;
             }
         };
         if rewritten > 0 {
@@ -151,6 +159,7 @@ async fn migrate(registry: &Registry, crds: &Store, crd: &Value, version: &str) 
         first = false;
     }
     trim(crds, crd, version).await;
+    true
 }
 
 /// One pass over every key; how many objects it rewrote.

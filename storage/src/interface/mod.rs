@@ -247,6 +247,14 @@ impl Encodings {
         bytes
     }
 
+    /// The encoding stored under `key`, if one is.
+    pub fn get(&self, key: u64) -> Option<Bytes> {
+        lock(&self.0.entries)
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, b)| b.clone())
+    }
+
     /// [`Encodings::get_or_insert_with`] for an encoding that can fail: a failure is
     /// returned and nothing is memoised.
     pub fn try_get_or_insert_with<E>(

@@ -5,7 +5,6 @@ use kapi_core::ResourceInfo;
 use kapi_storage::{Update, UpdateAttempts, UpdateError, Updated};
 use serde_json::{Value, json};
 
-use crate::registry::codec::{decode, decode_kv};
 use crate::registry::object::{
     self, finalizers, is_being_deleted, meta_str, set_finalizers, set_meta,
 };
@@ -40,7 +39,7 @@ impl Store {
             loop {
                 let decision = async {
                     let kv = attempts.current();
-                    let mut obj = decode_kv(&info, kv)?;
+                    let mut obj = self.decode_served(&kv.value, kv.mod_revision).await?;
                     check_preconditions(&info, name, &obj, opts)?;
                     if let Some(why) = self.strategy.forbid_delete(&obj) {
                         return Err(ApiError::forbidden(&info, name, &why));
@@ -81,7 +80,7 @@ impl Store {
                     if obj == before {
                         Ok(Update::Keep)
                     } else {
-                        Ok(Update::Write(self.encode(&obj)))
+                        Ok(Update::Write(self.encode_for_storage(&obj).await?))
                     }
                 }
                 .await;
@@ -95,11 +94,11 @@ impl Store {
             Err(UpdateError::Rejected(e)) => Err(e),
             Err(UpdateError::Storage(e)) => Err(self.storage_error(name, &e)),
             Ok(_) if dry_result.is_some() => Ok(dry_result.take().expect("checked")),
-            Ok(Updated::Written(kv) | Updated::Kept(kv)) => {
-                Ok(Deletion::Pending(decode_kv(&info, &kv)?))
-            }
+            Ok(Updated::Written(kv) | Updated::Kept(kv)) => Ok(Deletion::Pending(
+                self.decode_served(&kv.value, kv.mod_revision).await?,
+            )),
             Ok(Updated::Deleted(d)) => {
-                let obj = decode(&info, &d.prev.value, d.revision)?;
+                let obj = self.decode_served(&d.prev.value, d.revision).await?;
                 self.removed(&obj).await;
                 Ok(Deletion::Deleted(obj))
             }

@@ -2,12 +2,12 @@
 //! storage version, written again in it, as kube-storage-version-migrator's no-op
 //! updates have kube-apiserver write them (the encoding changed, so the write happens).
 
-use kapi_storage::{ListRequest, ReadAt, StorageError, Update, UpdateError, Updated};
+use kapi_storage::{
+    ListRequest, ReadAt, StorageError, Update, UpdateAttempts, UpdateError, Updated,
+};
 use serde::Deserialize;
 
 use super::Store;
-use crate::registry::codec::decode;
-use crate::registry::object::set_meta;
 use crate::status::ApiError;
 
 /// A stored object's `apiVersion`, read without the rest of it.
@@ -80,20 +80,22 @@ impl Store {
     /// Writes the object at `key` again in `target` if it is stored in another
     /// version; whether it did.
     async fn rewrite(&self, key: &str, target: &str) -> Result<bool, ApiError> {
-        let info = self.info().clone();
-        let outcome = kapi_storage::guaranteed_update_with_ttl(
-            self.storage.as_ref(),
-            key,
-            self.ttl,
-            |current| {
-                if stored_version(&current.value).as_deref() == Some(target) {
-                    return Ok(Update::Keep);
+        let outcome = async {
+            let mut attempts = UpdateAttempts::begin(self.storage.as_ref(), key, self.ttl).await?;
+            loop {
+                let current = attempts.current();
+                let decision = if stored_version(&current.value).as_deref() == Some(target) {
+                    Ok(Update::Keep)
+                } else {
+                    self.rewritten_in(&current.value, target)
+                        .await
+                        .map(Update::Write)
+                };
+                if let Some(done) = attempts.settle(decision).await? {
+                    return Ok(done);
                 }
-                let mut obj = decode(&info, &current.value, current.mod_revision)?;
-                set_meta(&mut obj, "resourceVersion", None);
-                Ok(Update::Write(self.encode(&obj)))
-            },
-        )
+            }
+        }
         .await;
         match outcome {
             Ok(Updated::Written(_)) => Ok(true),

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use crate::registry::NamespaceLookup;
 use crate::registry::codec::{StoredObject, encode};
+use crate::registry::conversion::Converter;
 use crate::registry::keys;
 use crate::registry::lifecycle::{Lifecycle, LifecycleError};
 use crate::registry::object::{self, is_being_deleted, meta_str, set_meta};
@@ -19,10 +20,12 @@ use crate::registry::options::{AdmissionRequest, FieldValidation, Operation, Wri
 use crate::status::ApiError;
 
 mod apply;
+mod convert;
 mod delete;
 mod migrate;
 mod update;
 
+pub(crate) use convert::Conversion;
 pub use migrate::MigratedPage;
 
 /// The finalizer the garbage collector honours for `propagationPolicy: Orphan`.
@@ -68,6 +71,8 @@ pub struct StoreSetup {
     pub storage_version: Option<String>,
     /// Why creates are refused, if they are.
     pub refuse_create: Option<String>,
+    /// How objects change between versions beyond `apiVersion`.
+    pub converter: Option<Arc<dyn Converter>>,
     /// The largest stored object, in bytes.
     pub max_object_bytes: usize,
 }
@@ -82,6 +87,8 @@ pub struct Store {
     ttl: Option<std::time::Duration>,
     storage_version: Option<String>,
     refuse_create: Option<String>,
+    /// Into the served version, when versions differ beyond `apiVersion`.
+    conversion: Option<convert::Conversion>,
     max_object_bytes: usize,
 }
 
@@ -95,10 +102,14 @@ impl Store {
         prefix: String,
         setup: StoreSetup,
     ) -> Self {
+        let conversion = setup
+            .converter
+            .map(|c| convert::Conversion::new(c, strategy.info().api_version()));
         Self {
             strategy,
             storage,
             prefix,
+            conversion,
             namespaces: setup.namespaces,
             lifecycle: setup.lifecycle,
             ttl: setup.ttl,
@@ -205,7 +216,12 @@ impl Store {
             .await
             .map_err(|e| self.storage_error(name, &e))?
             .ok_or_else(|| ApiError::not_found(self.info(), name))?;
-        Ok(kv.into())
+        let mut items = [StoredObject::from(kv)];
+        if let Some(c) = &self.conversion {
+            c.stored(&mut items).await?;
+        }
+        let [item] = items;
+        Ok(item)
     }
 
     /// Checks the body's `apiVersion` and `kind` (defaulting them when absent) and its
@@ -431,7 +447,15 @@ impl Store {
                 .map_err(|e| self.lifecycle_error(&name, e))?;
         }
         let key = self.key(namespace, &name);
-        let value = self.encode(&obj);
+        let value = match self.encode_for_storage(&obj).await {
+            Ok(value) => value,
+            Err(e) => {
+                if let Some(l) = &self.lifecycle {
+                    l.abort_create(&obj).await;
+                }
+                return Err(e);
+            }
+        };
         if let Err(e) = self.check_size(&name, &value) {
             if let Some(l) = &self.lifecycle {
                 l.abort_create(&obj).await;

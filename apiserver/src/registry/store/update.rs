@@ -2,11 +2,10 @@
 //! and the subresources of another kind (`pods/binding`).
 
 use kapi_core::meta::validate_object_meta_update;
-use kapi_core::{ErrorList, FieldError, FieldPath, SubresourceError};
-use kapi_storage::{Update, UpdateAttempts, UpdateError, Updated, guaranteed_update_with_ttl};
+use kapi_core::{ErrorList, FieldError, FieldPath, ResourceInfo, SubresourceError};
+use kapi_storage::{Update, UpdateAttempts, UpdateError, Updated};
 use serde_json::{Value, json};
 
-use crate::registry::codec::{decode, decode_kv};
 use crate::registry::object::{self, finalizers, is_being_deleted, meta_str, set_meta};
 use crate::registry::options::{Operation, WriteOptions};
 use crate::status::ApiError;
@@ -71,7 +70,7 @@ impl Store {
             loop {
                 let decision = async {
                     let kv = attempts.current();
-            let old = decode_kv(&info, kv)?;
+            let old = self.decode_served(&kv.value, kv.mod_revision).await?;
             let mut new = compute(&old)?;
             // A uid that is sent must be the object's: it is immutable (kube keeps the
             // stored one only when none is sent).
@@ -149,7 +148,7 @@ impl Store {
                 return Ok(Update::Delete);
             }
             set_meta(&mut new, "resourceVersion", None);
-            let value = self.encode(&new);
+            let value = self.encode_for_storage(&new).await?;
             self.check_size(name, &value)?;
             written = Some(new);
             Ok(Update::Write(value))
@@ -175,9 +174,9 @@ impl Store {
                 );
                 obj
             }
-            Ok(Updated::Kept(kv)) => decode_kv(&info, &kv)?,
+            Ok(Updated::Kept(kv)) => self.decode_served(&kv.value, kv.mod_revision).await?,
             Ok(Updated::Deleted(d)) => {
-                let obj = decode(&info, &d.prev.value, d.revision)?;
+                let obj = self.decode_served(&d.prev.value, d.revision).await?;
                 self.removed(&obj).await;
                 obj
             }
@@ -200,39 +199,40 @@ impl Store {
         let info = self.info().clone();
         let key = self.key(namespace, name);
         let mut dry_result = None;
-        let outcome = guaranteed_update_with_ttl(self.storage.as_ref(), &key, self.ttl, |kv| {
-            let old = decode_kv(&info, kv)?;
-            let mut new = old.clone();
-            self.strategy
-                .create_on_subresource(sub, body, &mut new)
-                .map_err(|e| {
-                    let mut sub_info = info.clone();
-                    sub_info.plural = format!("{}/{sub}", info.plural).into();
-                    match e {
-                        SubresourceError::NotFound => ApiError::no_route(),
-                        SubresourceError::Conflict(why) => {
-                            ApiError::conflict(&sub_info, name, &why)
-                        }
-                        SubresourceError::Invalid(errs) => ApiError::invalid(&info, name, &errs),
-                        SubresourceError::BadRequest(why) => ApiError::bad_request(why),
+        let outcome = async {
+            let mut attempts = UpdateAttempts::begin(self.storage.as_ref(), &key, self.ttl).await?;
+            loop {
+                let decision = async {
+                    let kv = attempts.current();
+                    let old = self.decode_served(&kv.value, kv.mod_revision).await?;
+                    let mut new = old.clone();
+                    self.strategy
+                        .create_on_subresource(sub, body, &mut new)
+                        .map_err(|e| subresource_error(&info, name, sub, e))?;
+                    if opts.dry_run {
+                        dry_result = Some(new);
+                        return Ok(Update::Keep);
                     }
-                })?;
-            if opts.dry_run {
-                dry_result = Some(new);
-                return Ok(Update::Keep);
+                    if new == old {
+                        return Ok(Update::Keep);
+                    }
+                    Ok(Update::Write(self.encode_for_storage(&new).await?))
+                }
+                .await;
+                if let Some(done) = attempts.settle(decision).await? {
+                    return Ok(done);
+                }
             }
-            if new == old {
-                return Ok(Update::Keep);
-            }
-            Ok(Update::Write(self.encode(&new)))
-        })
+        }
         .await;
         match outcome {
             Err(UpdateError::Rejected(e)) => Err(e),
             Err(UpdateError::Storage(e)) => Err(self.storage_error(name, &e)),
             Ok(_) if dry_result.is_some() => Ok(dry_result.take().expect("checked")),
-            Ok(Updated::Written(kv) | Updated::Kept(kv)) => decode_kv(&info, &kv),
-            Ok(Updated::Deleted(d)) => decode(&info, &d.prev.value, d.revision),
+            Ok(Updated::Written(kv) | Updated::Kept(kv)) => {
+                self.decode_served(&kv.value, kv.mod_revision).await
+            }
+            Ok(Updated::Deleted(d)) => self.decode_served(&d.prev.value, d.revision).await,
         }
     }
 
@@ -262,5 +262,17 @@ impl Store {
             Ok(obj.clone())
         })
         .await
+    }
+}
+
+/// A subresource hook's refusal as the API's error.
+fn subresource_error(info: &ResourceInfo, name: &str, sub: &str, e: SubresourceError) -> ApiError {
+    let mut sub_info = info.clone();
+    sub_info.plural = format!("{}/{sub}", info.plural).into();
+    match e {
+        SubresourceError::NotFound => ApiError::no_route(),
+        SubresourceError::Conflict(why) => ApiError::conflict(&sub_info, name, &why),
+        SubresourceError::Invalid(errs) => ApiError::invalid(info, name, &errs),
+        SubresourceError::BadRequest(why) => ApiError::bad_request(why),
     }
 }

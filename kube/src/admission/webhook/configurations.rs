@@ -13,11 +13,11 @@ use serde_json::Value;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::client::Endpoint;
 use super::matching::Rule;
 use kapi_apiserver::registry::Registry;
 use kapi_apiserver::registry::informer::{self, Live, Mirror, Watched};
 use kapi_apiserver::registry::watch::WatchEventType;
+use kapi_apiserver::webhook::Endpoint;
 
 const GROUP: &str = "admissionregistration.k8s.io";
 const MUTATING: &str = "mutatingwebhookconfigurations";
@@ -101,7 +101,8 @@ impl Hook {
             accepts_v1: w["admissionReviewVersions"]
                 .as_array()
                 .is_some_and(|v| v.iter().any(|v| v == "v1")),
-            endpoint: Endpoint::from_client_config(&w["clientConfig"]),
+            // Services are not resolved for admission yet (see the module doc).
+            endpoint: Endpoint::from_client_config(&w["clientConfig"], None),
             match_conditions,
             reinvoke: w["reinvocationPolicy"] == "IfNeeded",
         }

@@ -32,7 +32,6 @@
 //! - A webhook's configuration is not validated when it is written; what kube-apiserver
 //!   would refuse then (a bad selector, `http://` URL) fails the calls instead.
 
-pub mod client;
 pub mod configurations;
 pub mod matching;
 pub mod review;

@@ -1,0 +1,184 @@
+//! [`Store`]'s edges of conversion ([`crate::registry::conversion`]): what is read in
+//! another version than the served one goes through the converter before anything
+//! looks at it (selectors, the JSON splice, protobuf), and what is written goes through
+//! it into the storage version. Without a converter only `apiVersion` changes between
+//! versions, as before.
+//!
+//! A converted state is memoised where the watch cache keeps a memo for it, so that
+//! every reader of one state in one version (a list's items, each watcher of an
+//! event) shares one conversion.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use kapi_storage::{Encodings, Event};
+use serde_json::Value;
+
+use super::Store;
+use crate::registry::StoredObject;
+use crate::registry::codec::{decode, decode_as_stored, encode, is_stored_in, memo_key};
+use crate::registry::conversion::{self, Converter};
+use crate::status::ApiError;
+
+/// Conversion into one served version: what a store and its watches share.
+#[derive(Clone)]
+pub(crate) struct Conversion {
+    converter: Arc<dyn Converter>,
+    /// The served `apiVersion`.
+    target: String,
+}
+
+/// One value to serve: its bytes and where its conversion may be memoised.
+struct Pending<'a> {
+    value: &'a mut Bytes,
+    revision: i64,
+    memo: Option<(&'a Encodings, u64)>,
+}
+
+impl Conversion {
+    pub(crate) fn new(converter: Arc<dyn Converter>, target: String) -> Self {
+        Self { converter, target }
+    }
+
+    /// Replaces each value stored in another version by its conversion to the served
+    /// one: memoised ones from the memo, the rest in one call.
+    async fn serve(&self, values: Vec<Pending<'_>>) -> Result<(), ApiError> {
+        let mut pending = Vec::new();
+        for p in values {
+            if is_stored_in(p.value, &self.target) {
+                continue;
+            }
+            match p.memo.and_then(|(memo, key)| memo.get(key)) {
+                Some(bytes) => *p.value = bytes,
+                None => pending.push(p),
+            }
+        }
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let objects = pending
+            .iter()
+            .map(|p| decode_as_stored(p.value, p.revision))
+            .collect::<Result<Vec<_>, _>>()?;
+        let converted = conversion::convert(self.converter.as_ref(), objects, &self.target).await?;
+        for (p, obj) in pending.into_iter().zip(converted) {
+            let bytes = encode(&obj);
+            *p.value = match p.memo {
+                Some((memo, key)) => memo.get_or_insert_with(key, || bytes),
+                None => bytes,
+            };
+        }
+        Ok(())
+    }
+
+    /// `items` in the served version.
+    pub(crate) async fn stored(&self, items: &mut [StoredObject]) -> Result<(), ApiError> {
+        let key = memo_key("converted", &self.target);
+        let values = items
+            .iter_mut()
+            .map(|item| Pending {
+                memo: item.memo.encodings().map(|m| (m, key)),
+                value: &mut item.value,
+                revision: item.revision,
+            })
+            .collect();
+        self.serve(values).await
+    }
+
+    /// A storage event with its values in the served version, shared by every watcher
+    /// through the event's memo.
+    pub(crate) async fn event(&self, mut event: Event) -> Result<Event, ApiError> {
+        let memo = event.encodings.clone();
+        let mut values = vec![Pending {
+            value: &mut event.value,
+            revision: event.revision,
+            memo: Some((&memo, memo_key("converted", &self.target))),
+        }];
+        if let Some(prev) = event.prev_value.as_mut() {
+            values.push(Pending {
+                value: prev,
+                revision: event.revision,
+                memo: Some((&memo, memo_key("converted-previous", &self.target))),
+            });
+        }
+        self.serve(values).await?;
+        Ok(event)
+    }
+}
+
+impl Store {
+    /// Whether this store converts objects between versions beyond `apiVersion`.
+    pub fn converts(&self) -> bool {
+        self.conversion.is_some()
+    }
+
+    /// Its conversion into the served version, for its watches.
+    pub(crate) fn conversion(&self) -> Option<&Conversion> {
+        self.conversion.as_ref()
+    }
+
+    /// `items` as this store serves them: converted from the versions they are stored
+    /// in, all in one call.
+    pub async fn served(
+        &self,
+        mut items: Vec<StoredObject>,
+    ) -> Result<Vec<StoredObject>, ApiError> {
+        if let Some(c) = &self.conversion {
+            c.stored(&mut items).await?;
+        }
+        Ok(items)
+    }
+
+    /// A stored value at `revision` (a key read for a write, a deleted object's last
+    /// state), decoded as this store serves it.
+    pub(super) async fn decode_served(
+        &self,
+        value: &Bytes,
+        revision: i64,
+    ) -> Result<Value, ApiError> {
+        let Some(c) = &self.conversion else {
+            return decode(self.info(), value, revision);
+        };
+        let mut items = [StoredObject::new(value.clone(), revision)];
+        c.stored(&mut items).await?;
+        let [item] = items;
+        item.decode(self.info())
+    }
+
+    /// `obj` (in the served version) as it is stored: converted into the storage
+    /// version when a converter must, else with its `apiVersion` changed.
+    pub(super) async fn encode_for_storage(&self, obj: &Value) -> Result<Bytes, ApiError> {
+        if let (Some(c), Some(storage)) = (&self.conversion, &self.storage_version) {
+            let version = obj.get("apiVersion").and_then(Value::as_str);
+            if version != Some(storage.as_str()) {
+                let mut out =
+                    conversion::convert(c.converter.as_ref(), vec![obj.clone()], storage).await?;
+                return Ok(encode(&out.pop().unwrap_or_default()));
+            }
+        }
+        Ok(self.encode(obj))
+    }
+
+    /// A stored value written again in `target` (the storage version, for a
+    /// migration): converted when a converter must, else with its `apiVersion` changed.
+    pub(super) async fn rewritten_in(
+        &self,
+        value: &Bytes,
+        target: &str,
+    ) -> Result<Bytes, ApiError> {
+        let mut obj = decode_as_stored(value, 0)?;
+        crate::registry::object::set_meta(&mut obj, "resourceVersion", None);
+        match &self.conversion {
+            Some(c) => {
+                let mut out = conversion::convert(c.converter.as_ref(), vec![obj], target).await?;
+                Ok(encode(&out.pop().unwrap_or_default()))
+            }
+            None => {
+                if let Some(map) = obj.as_object_mut() {
+                    map.insert("apiVersion".into(), Value::from(target));
+                }
+                Ok(encode(&obj))
+            }
+        }
+    }
+}
