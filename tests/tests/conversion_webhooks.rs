@@ -25,9 +25,30 @@ const CRD: &str = "gadgets.conv.kapi.dev";
 const V1: &str = "/apis/conv.kapi.dev/v1/namespaces/default/gadgets";
 const V1BETA1: &str = "/apis/conv.kapi.dev/v1beta1/namespaces/default/gadgets";
 
-/// One object converted as the test webhook converts it.
+/// One object converted as the test webhook converts it: a Gadget's `host` and `port`
+/// are v1beta1's `address`; an OpenTelemetryCollector's `spec.config` is text in
+/// v1alpha1 (here JSON, which is YAML) and an object in v1beta1; a tekton Pipeline's
+/// versions differ only in name here.
 fn convert(mut obj: Value, to: &str) -> Value {
-    let spec = obj["spec"].take();
+    match obj["kind"].as_str() {
+        Some("Gadget") => obj["spec"] = convert_gadget(obj["spec"].take(), to),
+        Some("OpenTelemetryCollector") => {
+            let config = obj["spec"]["config"].take();
+            obj["spec"]["config"] = match config {
+                Value::String(text) if to.ends_with("/v1beta1") => {
+                    serde_json::from_str(&text).expect("the config is JSON")
+                }
+                Value::Object(_) if to.ends_with("/v1alpha1") => json!(config.to_string()),
+                other => other,
+            };
+        }
+        _ => {}
+    }
+    obj["apiVersion"] = json!(to);
+    obj
+}
+
+fn convert_gadget(spec: Value, to: &str) -> Value {
     let mut out = json!({"replicas": spec["replicas"]});
     if to.ends_with("/v1") {
         let address = spec["address"].as_str().unwrap_or(":0");
@@ -38,9 +59,7 @@ fn convert(mut obj: Value, to: &str) -> Value {
         let host = spec["host"].as_str().unwrap_or_default();
         out["address"] = json!(format!("{host}:{}", spec["port"]));
     }
-    obj["apiVersion"] = json!(to);
-    obj["spec"] = out;
-    obj
+    out
 }
 
 /// The webhook: `/convert` converts; `/bad-uid` changes the objects' uid; `/drop-one`
@@ -63,15 +82,28 @@ async fn answer(received: Received) -> Value {
         "/fail" => result = json!({"status": "Failure", "message": "no conversion today"}),
         _ => {}
     }
-    json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+    // Answered in the review's own version.
+    json!({"apiVersion": received.body["apiVersion"], "kind": "ConversionReview",
         "response": {"uid": request["uid"], "result": result, "convertedObjects": converted}})
 }
 
+/// The Services the webhook is named by, as `namespace/name`.
+const SERVICES: [(&str, &str); 3] = [
+    ("default", "conv"),
+    (
+        "opentelemetry-operator-system",
+        "opentelemetry-operator-webhook-service",
+    ),
+    ("tekton-pipelines", "tekton-pipelines-webhook"),
+];
+
 fn webhook() -> HttpsServer {
-    HttpsServer::start(
-        &["conv.default.svc"],
-        Arc::new(|r: Received| Box::pin(answer(r))),
-    )
+    let names: Vec<String> = SERVICES
+        .iter()
+        .map(|(ns, n)| format!("{n}.{ns}.svc"))
+        .collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    HttpsServer::start(&names, Arc::new(|r: Received| Box::pin(answer(r))))
 }
 
 /// The CRD, `storage` its storage version, converting through `client_config`.
@@ -157,29 +189,33 @@ fn watch_events(kapi: &Kapi, path: &str) -> Vec<Value> {
         .collect()
 }
 
+/// Makes Service `namespace/name` (port 443) lead to the webhook: its Endpoints hold
+/// the webhook's address, as the aggregator routes an APIService's Service.
+fn route_service(kapi: &Kapi, hook: &HttpsServer, namespace: &str, name: &str) {
+    if namespace != "default" {
+        let ns = json!({"metadata": {"name": namespace}});
+        let (code, body) = kapi.request("POST", "/api/v1/namespaces", JSON, Some(&ns));
+        assert_eq!(code, 201, "{body}");
+    }
+    let svc = json!({"ports": [{"name": "https", "port": 443, "targetPort": hook.port}]});
+    create(
+        kapi,
+        &format!("/api/v1/namespaces/{namespace}/services"),
+        name,
+        svc,
+    );
+    let eps = json!({"metadata": {"name": name}, "subsets": [{
+        "addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https", "port": hook.port}]}]});
+    let path = format!("/api/v1/namespaces/{namespace}/endpoints");
+    let (code, body) = kapi.request("POST", &path, JSON, Some(&eps));
+    assert_eq!(code, 201, "{body}");
+}
+
 #[test]
 fn each_version_reads_writes_patches_and_watches_the_other_through_a_service() {
     let kapi = Kapi::start(Backend::Embedded);
     let hook = webhook();
-    // The Service the CRD names, reached through its Endpoints as the aggregator
-    // reaches an APIService's.
-    let svc = json!({"metadata": {"name": "conv"}, "spec": {"ports": [
-        {"name": "https", "port": 443, "targetPort": hook.port}]}});
-    let eps = json!({"metadata": {"name": "conv"}, "subsets": [{
-        "addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https", "port": hook.port}]}]});
-    create(
-        &kapi,
-        "/api/v1/namespaces/default/services",
-        "conv",
-        svc["spec"].clone(),
-    );
-    let (code, body) = kapi.request(
-        "POST",
-        "/api/v1/namespaces/default/endpoints",
-        JSON,
-        Some(&eps),
-    );
-    assert_eq!(code, 201, "{body}");
+    route_service(&kapi, &hook, "default", "conv");
     kapi.establish(&crd(
         "v1",
         json!({"service": {"namespace": "default", "name": "conv", "path": "/convert"},
@@ -270,6 +306,37 @@ fn each_version_reads_writes_patches_and_watches_the_other_through_a_service() {
         "jsonpath={.spec.host}",
     ]);
     assert_eq!(host, "w");
+
+    // Every kubectl release writes through v1beta1 (a server-side apply, then one that
+    // changes it) and reads the object back in v1.
+    for release in kapi_tests::KUBECTL_RELEASES {
+        let name = format!("k-{}", release.replace('.', "-"));
+        let manifest = |address: &str| {
+            json!({"apiVersion": "conv.kapi.dev/v1beta1", "kind": "Gadget",
+                "metadata": {"name": name, "namespace": "default"},
+                "spec": {"address": address}})
+            .to_string()
+        };
+        let apply = |args: &[&str], address: &str| {
+            let mut all = vec!["apply", "-f", "-"];
+            all.extend_from_slice(args);
+            kapi.kubectl_ok(Some(release), &all, Some(&manifest(address)));
+        };
+        apply(&["--server-side"], "s:84");
+        apply(&["--server-side", "--force-conflicts"], "t:85");
+        let host = kapi.kubectl_ok(
+            Some(release),
+            &[
+                "get",
+                "gadgets.v1.conv.kapi.dev",
+                &name,
+                "-o",
+                "jsonpath={.spec.host}:{.spec.port}",
+            ],
+            None,
+        );
+        assert_eq!(host, "t:85", "kubectl {release}");
+    }
 }
 
 /// A webhook that fails every review of a single object into v1 (what the storage
@@ -460,4 +527,97 @@ fn failed_conversions_are_kubes_500_on_reads_and_refuse_writes() {
     // Back up: everything reads again.
     reconfigure(&kapi, url_config(&hook, "/convert"), "a", 200);
     assert_eq!(get(&kapi, V1BETA1, "a")["spec"]["address"], "h:80");
+}
+
+/// POSTs `body` until it is not refused for a failed conversion (a CRD's new client
+/// configuration reaches the server through a watch); the last answer.
+fn post_once_converting(kapi: &Kapi, path: &str, body: &Value) -> (u16, Value) {
+    for _ in 0..600 {
+        let (code, answer) = kapi.request("POST", path, JSON, Some(body));
+        if code != 500 {
+            return (code, answer);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    kapi.request("POST", path, JSON, Some(body))
+}
+
+/// The testdata CRDs that convert through a webhook, installed unchanged but for the
+/// `caBundle` (what cert-manager's CA injector adds), their Services routed to the test
+/// webhook. Both name review versions before `v1`, so they get `v1beta1` reviews.
+#[test]
+fn the_testdata_crds_with_webhook_conversion_convert_through_their_services() {
+    let kapi = Kapi::start(Backend::Embedded);
+    let hook = webhook();
+    for (namespace, name) in &SERVICES[1..] {
+        route_service(&kapi, &hook, namespace, name);
+    }
+    let dir = kapi_testing::testdata_dir().join("crds");
+    for (file, crd) in [
+        (
+            "opentelemetry-operator-opentelemetrycollector.yaml",
+            "opentelemetrycollectors.opentelemetry.io",
+        ),
+        ("tekton-pipeline.yaml", "pipelines.tekton.dev"),
+    ] {
+        let path = dir.join(file);
+        kapi.kubectl(&["create", "-f", path.to_str().unwrap()]);
+        kapi.wait_condition(crd, "Established", "True");
+        let inject = json!({"spec": {"conversion": {"webhook": {"clientConfig": {"caBundle": hook.ca_bundle}}}}});
+        let (code, body) = kapi.request("PATCH", &format!("{CRDS}/{crd}"), MERGE, Some(&inject));
+        assert_eq!(code, 200, "{body}");
+    }
+
+    // An OpenTelemetryCollector written in v1alpha1 (config as text) is stored in
+    // v1beta1 (config as an object) and read back in either.
+    let config = json!({"receivers": {"otlp": {}}, "exporters": {"debug": {}},
+        "service": {"pipelines": {"traces": {"receivers": ["otlp"], "exporters": ["debug"]}}}});
+    let alpha = "/apis/opentelemetry.io/v1alpha1/namespaces/default/opentelemetrycollectors";
+    let beta = "/apis/opentelemetry.io/v1beta1/namespaces/default/opentelemetrycollectors";
+    let body = json!({"metadata": {"name": "otel"}, "spec": {"config": config.to_string()}});
+    let (code, created) = post_once_converting(&kapi, alpha, &body);
+    assert_eq!(code, 201, "{created}");
+    assert_eq!(get(&kapi, beta, "otel")["spec"]["config"], config);
+    let text = get(&kapi, alpha, "otel")["spec"]["config"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), config);
+    let exporter = kapi.kubectl(&[
+        "get",
+        "opentelemetrycollectors.v1beta1.opentelemetry.io",
+        "otel",
+        "-o",
+        "jsonpath={.spec.config.service.pipelines.traces.exporters[0]}",
+    ]);
+    assert_eq!(exporter, "debug");
+
+    // A tekton Pipeline written in v1beta1 is stored in v1.
+    let pipeline = json!({"metadata": {"name": "build"}, "spec": {"tasks": [
+        {"name": "compile", "taskRef": {"name": "compiler"}}]}});
+    let v1beta1 = "/apis/tekton.dev/v1beta1/namespaces/default/pipelines";
+    let (code, created) = post_once_converting(&kapi, v1beta1, &pipeline);
+    assert_eq!(code, 201, "{created}");
+    let read = get(
+        &kapi,
+        "/apis/tekton.dev/v1/namespaces/default/pipelines",
+        "build",
+    );
+    assert_eq!(read["spec"]["tasks"][0]["taskRef"]["name"], "compiler");
+
+    let reviews: Vec<Value> = hook.received().into_iter().map(|r| r.body).collect();
+    for desired in [
+        "opentelemetry.io/v1beta1",
+        "opentelemetry.io/v1alpha1",
+        "tekton.dev/v1",
+    ] {
+        let review = reviews
+            .iter()
+            .find(|r| r["request"]["desiredAPIVersion"] == desired)
+            .unwrap_or_else(|| panic!("no review into {desired}"));
+        assert_eq!(
+            review["apiVersion"], "apiextensions.k8s.io/v1beta1",
+            "{review}"
+        );
+    }
 }
