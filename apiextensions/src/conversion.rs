@@ -26,6 +26,8 @@ pub struct WebhookConverter {
     endpoint: Result<Endpoint, String>,
     /// `v1` or `v1beta1`.
     review_version: Option<&'static str>,
+    /// Where a `clientConfig.service` is served.
+    services: Option<Arc<dyn ServiceResolver>>,
 }
 
 impl WebhookConverter {
@@ -44,8 +46,9 @@ impl WebhookConverter {
             .filter_map(Value::as_str)
             .find_map(|v| REVIEW_VERSIONS.iter().copied().find(|k| *k == v));
         Some(Self {
-            endpoint: Endpoint::from_client_config(&webhook["clientConfig"], services),
+            endpoint: Endpoint::from_client_config(&webhook["clientConfig"]),
             review_version,
+            services: services.cloned(),
         })
     }
 }
@@ -72,7 +75,10 @@ impl Converter for WebhookConverter {
             "request": {"uid": uid, "desiredAPIVersion": api_version, "objects": objects},
         });
         let body = serde_json::to_vec(&review).map_err(|e| failed(e.to_string()))?;
-        let answer = endpoint.post(body, TIMEOUT).await.map_err(&failed)?;
+        let answer = endpoint
+            .post(body, TIMEOUT, self.services.as_deref())
+            .await
+            .map_err(&failed)?;
         let answer: Value = serde_json::from_slice(&answer).map_err(|e| failed(e.to_string()))?;
         converted_objects(version, &uid, answer).map_err(failed)
     }

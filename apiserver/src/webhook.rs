@@ -43,7 +43,6 @@ enum Target {
         namespace: String,
         name: String,
         port: u16,
-        resolver: Arc<dyn ServiceResolver>,
     },
 }
 
@@ -71,14 +70,11 @@ impl std::fmt::Debug for Endpoint {
 }
 
 impl Endpoint {
-    /// Reads a `clientConfig`: its `url`, or its `service` when `services` can resolve
-    /// one. A `caBundle` that is not PEM certificates is an error.
-    pub fn from_client_config(
-        config: &Value,
-        services: Option<&Arc<dyn ServiceResolver>>,
-    ) -> Result<Self, String> {
+    /// Reads a `clientConfig`: its `url` or its `service` (resolved by the resolver
+    /// each call is given). A `caBundle` that is not PEM certificates is an error.
+    pub fn from_client_config(config: &Value) -> Result<Self, String> {
         if let Some(service) = config.get("service").filter(|s| !s.is_null()) {
-            return Self::for_service(config, service, services);
+            return Self::for_service(config, service);
         }
         let url = config["url"]
             .as_str()
@@ -109,18 +105,9 @@ impl Endpoint {
         })
     }
 
-    fn for_service(
-        config: &Value,
-        service: &Value,
-        services: Option<&Arc<dyn ServiceResolver>>,
-    ) -> Result<Self, String> {
+    fn for_service(config: &Value, service: &Value) -> Result<Self, String> {
         let text = |k: &str| service[k].as_str().unwrap_or_default().to_string();
         let (namespace, name) = (text("namespace"), text("name"));
-        let Some(resolver) = services else {
-            return Err(format!(
-                "service \"{namespace}/{name}\" cannot be reached: kapi has no cluster network, so webhooks must be called through clientConfig.url"
-            ));
-        };
         let port = service["port"]
             .as_u64()
             .and_then(|p| u16::try_from(p).ok())
@@ -142,7 +129,6 @@ impl Endpoint {
                 namespace,
                 name,
                 port,
-                resolver: resolver.clone(),
             },
         })
     }
@@ -156,18 +142,29 @@ impl Endpoint {
     }
 
     /// POSTs `body` (JSON) and returns the response body of a 2xx answer; anything
-    /// else, or no answer within `timeout`, is an error message.
-    pub async fn post(&self, body: Vec<u8>, timeout: Duration) -> Result<Bytes, String> {
+    /// else, or no answer within `timeout`, is an error message. `services` resolves a
+    /// `clientConfig.service` (with none, such a webhook cannot be called).
+    pub async fn post(
+        &self,
+        body: Vec<u8>,
+        timeout: Duration,
+        services: Option<&dyn ServiceResolver>,
+    ) -> Result<Bytes, String> {
         let url = Self::with_timeout(&self.url, timeout);
         let path = Self::with_timeout(&self.path, timeout);
-        match tokio::time::timeout(timeout, self.exchange(path, body)).await {
+        match tokio::time::timeout(timeout, self.exchange(path, body, services)).await {
             Ok(Ok(bytes)) => Ok(bytes),
             Ok(Err(e)) => Err(format!("Post \"{url}\": {e}")),
             Err(_) => Err(format!("Post \"{url}\": context deadline exceeded")),
         }
     }
 
-    async fn exchange(&self, path: String, body: Vec<u8>) -> Result<Bytes, String> {
+    async fn exchange(
+        &self,
+        path: String,
+        body: Vec<u8>,
+        services: Option<&dyn ServiceResolver>,
+    ) -> Result<Bytes, String> {
         let tcp = match &self.target {
             Target::Host { host, port } => tokio::net::TcpStream::connect((host.as_str(), *port))
                 .await
@@ -176,8 +173,12 @@ impl Endpoint {
                 namespace,
                 name,
                 port,
-                resolver,
             } => {
+                let Some(resolver) = services else {
+                    return Err(format!(
+                        "service \"{namespace}/{name}\" cannot be reached: this server resolves no Services, so its webhooks must be called through clientConfig.url"
+                    ));
+                };
                 let address = resolver.resolve(namespace, name, *port).await?;
                 tokio::net::TcpStream::connect(address)
                     .await
@@ -295,15 +296,6 @@ mod tests {
         );
     }
 
-    struct Loopback;
-
-    #[async_trait]
-    impl ServiceResolver for Loopback {
-        async fn resolve(&self, _: &str, _: &str, port: u16) -> Result<SocketAddr, String> {
-            Ok(SocketAddr::from(([127, 0, 0, 1], port)))
-        }
-    }
-
     fn host_of(e: &Endpoint) -> (&str, u16) {
         match &e.target {
             Target::Host { host, port } => (host.as_str(), *port),
@@ -313,7 +305,7 @@ mod tests {
 
     #[test]
     fn client_configs() {
-        let url = |v: Value| Endpoint::from_client_config(&v, None);
+        let url = |v: Value| Endpoint::from_client_config(&v);
         let e = url(json!({"url": "https://127.0.0.1:8443/x?y=1"})).unwrap();
         assert_eq!(
             (host_of(&e), e.path.as_str()),
@@ -323,15 +315,9 @@ mod tests {
         assert_eq!((host_of(&e), e.authority.as_str()), (("::1", 443), "[::1]"));
         let e = url(json!({"url": "https://hooks.example.com"})).unwrap();
         assert_eq!(e.path, "/");
+        // A Service: its DNS name (kube's TLS server name), port 443.
         let service = json!({"service": {"namespace": "ns", "name": "svc", "path": "convert"}});
-        let err = url(service.clone()).unwrap_err();
-        assert!(
-            err.contains("service \"ns/svc\" cannot be reached"),
-            "{err}"
-        );
-        // With a resolver: the Service's DNS name (kube's TLS server name), port 443.
-        let resolver: Arc<dyn ServiceResolver> = Arc::new(Loopback);
-        let e = Endpoint::from_client_config(&service, Some(&resolver)).unwrap();
+        let e = url(service).unwrap();
         assert_eq!(e.url, "https://svc.ns.svc/convert");
         assert_eq!(
             format!("{:?}", e.server_name),
@@ -344,6 +330,32 @@ mod tests {
         let not_pem = base64::engine::general_purpose::STANDARD.encode("hello");
         let err = url(json!({"url": "https://x/", "caBundle": not_pem})).unwrap_err();
         assert!(err.contains("no certificate"), "{err}");
+    }
+
+    struct Nowhere;
+
+    #[async_trait]
+    impl ServiceResolver for Nowhere {
+        async fn resolve(&self, _: &str, _: &str, _: u16) -> Result<SocketAddr, String> {
+            Err("no endpoints".into())
+        }
+    }
+
+    #[tokio::test]
+    async fn services_are_resolved_at_each_call() {
+        let config = json!({"service": {"namespace": "ns", "name": "svc"}});
+        let e = Endpoint::from_client_config(&config).unwrap();
+        let timeout = Duration::from_secs(1);
+        let err = e.post(Vec::new(), timeout, None).await.unwrap_err();
+        assert!(
+            err.contains("service \"ns/svc\" cannot be reached"),
+            "{err}"
+        );
+        let err = e
+            .post(Vec::new(), timeout, Some(&Nowhere))
+            .await
+            .unwrap_err();
+        assert_eq!(err, "Post \"https://svc.ns.svc/?timeout=1s\": no endpoints");
     }
 
     #[test]

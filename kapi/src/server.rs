@@ -13,6 +13,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
+use kapi_apiserver::webhook::ServiceResolver;
 use kapi_storage::{EmbeddedConfig, EmbeddedStorage, Storage};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -179,6 +180,7 @@ async fn open_storage(config: &ServeConfig) -> Result<Arc<dyn Storage>, ServeErr
 async fn start_admission(
     registry: &Arc<Registry>,
     authorizer: &Authorizer,
+    services: Arc<dyn ServiceResolver>,
     stop: watch::Receiver<bool>,
 ) -> (
     Arc<kapi_kube::admission::Plugins>,
@@ -187,6 +189,7 @@ async fn start_admission(
     let (webhooks, mut webhooks_synced, webhooks_task) = kapi_kube::admission::webhook::start(
         registry.clone(),
         Some(authorizer.clone()),
+        Some(services),
         stop.clone(),
     );
     let (policies, mut policies_synced, policies_task) =
@@ -267,12 +270,12 @@ pub async fn serve(
 
     let (stop_tx, stop_rx) = watch::channel(false);
     // Stored CRDs are served before the first request is taken.
-    // Conversion webhooks' Services resolve as the aggregator's do.
-    let services: Arc<dyn kapi_apiserver::webhook::ServiceResolver> = Arc::new(
+    // Webhooks' Services (conversion and admission) resolve as the aggregator's do.
+    let services: Arc<dyn ServiceResolver> = Arc::new(
         kapi_aggregator::resolve::EndpointServiceResolver::new(&registry),
     );
     let (crd_controller, mut crds_synced) =
-        kapi_apiextensions::start(registry.clone(), Some(services), stop_rx.clone());
+        kapi_apiextensions::start(registry.clone(), Some(services.clone()), stop_rx.clone());
     wait_synced(&mut crds_synced, "the CustomResourceDefinitions").await;
 
     let security = &config.security;
@@ -296,7 +299,7 @@ pub async fn serve(
         policy: Some(policy),
     };
     let (admission, mut background_tasks) =
-        start_admission(&registry, &authorizer, stop_rx.clone()).await;
+        start_admission(&registry, &authorizer, services, stop_rx.clone()).await;
     let (limits, flow_task) = start_limits(&security.limits, &registry, stop_rx.clone()).await;
     background_tasks.extend(flow_task);
 

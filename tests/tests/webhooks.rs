@@ -37,7 +37,7 @@ struct WebhookServer(HttpsServer);
 impl WebhookServer {
     fn start() -> Self {
         Self(HttpsServer::start(
-            &[],
+            &["hooks.default.svc"],
             Arc::new(|r: Received| Box::pin(answer(r))),
         ))
     }
@@ -418,6 +418,40 @@ fn webhooks_allow_deny_and_patch_and_see_the_request() {
             "jsonpath={.metadata.labels.patched}",
         ]);
         assert_eq!(label, "yes");
+
+        // A webhook named by a Service is called at an address of its Endpoints, with
+        // the Service's DNS name as the TLS server name.
+        let port = s.hooks.0.port;
+        let (code, body) = s.kapi.request(
+            "POST",
+            "/api/v1/namespaces/default/services",
+            JSON,
+            Some(&json!({"metadata": {"name": "hooks"}, "spec": {"ports": [
+                {"name": "https", "port": 443, "targetPort": port}]}})),
+        );
+        assert_eq!(code, 201, "{body}");
+        let (code, body) = s.kapi.request(
+            "POST",
+            "/api/v1/namespaces/default/endpoints",
+            JSON,
+            Some(&json!({"metadata": {"name": "hooks"}, "subsets": [{
+                "addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https", "port": port}]}]})),
+        );
+        assert_eq!(code, 201, "{body}");
+        s.namespace("case-service", json!({"case": "service"}));
+        let mut through_service = s.hook("service", "service.kapi.test", "/", json!({}));
+        through_service["clientConfig"] = json!({"caBundle": s.hooks.ca_bundle(),
+            "service": {"namespace": "default", "name": "hooks", "path": "/deny/service"}});
+        s.configure(VALIDATING, "service", "case-service", vec![through_service]);
+        let (code, body) = s.configmap("case-service", "s1", json!({}));
+        assert_status(
+            code,
+            &body,
+            403,
+            "Forbidden",
+            "admission webhook \"service.kapi.test\" denied the request: no writes today",
+        );
+        assert_eq!(s.hooks.reviews("/deny/service", "s1").len(), 1);
 
         // A webhook with side effects is refused in v1, as kube refuses it (kapi still
         // refuses a dry run against one kept from an older API, before any call).

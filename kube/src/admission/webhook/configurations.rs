@@ -101,8 +101,7 @@ impl Hook {
             accepts_v1: w["admissionReviewVersions"]
                 .as_array()
                 .is_some_and(|v| v.iter().any(|v| v == "v1")),
-            // Services are not resolved for admission yet (see the module doc).
-            endpoint: Endpoint::from_client_config(&w["clientConfig"], None),
+            endpoint: Endpoint::from_client_config(&w["clientConfig"]),
             match_conditions,
             reinvoke: w["reinvocationPolicy"] == "IfNeeded",
         }
@@ -227,7 +226,7 @@ mod tests {
         assert!(h.reinvoke);
         assert!(h.side_effects.is_none());
         assert!(h.object_selector.is_err());
-        assert!(h.endpoint.is_err());
+        assert!(h.endpoint.is_ok(), "a Service is resolved at each call");
         assert_eq!(h.match_conditions.as_ref().unwrap().len(), 1);
 
         let h = Hook::from_json(

@@ -15,9 +15,10 @@
 //! configurations themselves never calls webhooks.
 //!
 //! Where kapi differs from kube-apiserver:
-//! - `clientConfig.service` cannot be called (kapi has no cluster network): every call
-//!   of such a webhook is a call error, which `failurePolicy` decides. Only
-//!   `clientConfig.url` over HTTPS works, trusting only `caBundle` (no system roots).
+//! - `clientConfig.service` is reached at an address of the Service's Endpoints (kapi
+//!   has no cluster network to route its cluster IP), as the aggregator reaches an
+//!   APIService's Service; the TLS server name is `<name>.<namespace>.svc`, as in kube.
+//!   Calls trust only `caBundle` (no system roots).
 //! - Only `admissionReviewVersions` with `v1` are called; `v1beta1`-only webhooks get
 //!   a call error.
 //! - Mutating webhooks are not called on DELETE (admission mutates nothing on delete
@@ -52,6 +53,7 @@ use review::{Gvx, Subject};
 use kapi_apiserver::authorization::Authorizer;
 use kapi_apiserver::registry::{AdmissionRequest, Registry};
 use kapi_apiserver::status::ApiError;
+use kapi_apiserver::webhook::ServiceResolver;
 use kapi_core::schema::cel_authz::with_authorizer;
 
 /// The webhooks of the stored configurations, and what calling them needs.
@@ -60,14 +62,18 @@ pub struct Webhooks {
     live: Arc<LiveConfigurations>,
     /// What answers match conditions' `authorizer` checks.
     authorizer: Option<Authorizer>,
+    /// Where the Services webhooks name are served.
+    services: Option<Arc<dyn ServiceResolver>>,
 }
 
 /// Starts watching the webhook configurations; the receiver turns `true` once the
 /// stored ones are read (as [`crate::rbac::start`]). `authorizer` answers match
-/// conditions' `authorizer` checks (with none, every check is an error).
+/// conditions' `authorizer` checks (with none, every check is an error); `services`
+/// resolves `clientConfig.service` (with none, such webhooks cannot be called).
 pub fn start(
     registry: Arc<Registry>,
     authorizer: Option<Authorizer>,
+    services: Option<Arc<dyn ServiceResolver>>,
     shutdown: watch::Receiver<bool>,
 ) -> (Arc<Webhooks>, watch::Receiver<bool>, JoinHandle<()>) {
     let (live, synced, task) = configurations::start(registry.clone(), shutdown);
@@ -75,6 +81,7 @@ pub fn start(
         registry,
         live,
         authorizer,
+        services,
     };
     (Arc::new(webhooks), synced, task)
 }
@@ -466,7 +473,7 @@ impl Webhooks {
         let body = serde_json::to_vec(&review::review(request, obj, old))
             .map_err(|e| Failure::Calling(format!("could not create admission objects: {e}")))?;
         let answer = endpoint
-            .post(body, hook.timeout)
+            .post(body, hook.timeout, self.services.as_deref())
             .await
             .map_err(|e| Failure::Calling(format!("failed to call webhook: {e}")))?;
         let verdict = review::verify(&uid, mutating, &answer)
