@@ -29,7 +29,10 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(7);
-    let builder = kapi_codegen::Builder::new().schemas_dir(&crds);
+    // Their conversion webhooks are their operators'.
+    let builder = kapi_codegen::Builder::new()
+        .schemas_dir(&crds)
+        .external_conversion("*");
     let mut check = Vec::new();
     let mut generate = Vec::new();
     let mut bytes = 0;

@@ -52,12 +52,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 pub use diagnostic::Diagnostic;
-pub use validate::{HOOKS_ANNOTATION, SUBRESOURCES_ANNOTATION, VERBS_ANNOTATION};
+pub use validate::{
+    CONVERSION_HOOKS_ANNOTATION, HOOKS_ANNOTATION, SUBRESOURCES_ANNOTATION, VERBS_ANNOTATION,
+};
 
 use kapi_core::crd::CustomResourceDefinition;
 use kapi_core::schema::Definitions;
 
 use crate::load::Document;
+use crate::model::conversion::ConversionDef;
 use crate::model::{ResourceDef, TypeSpace, VersionDef, build_type_space, module_name};
 use crate::output::Output;
 
@@ -104,6 +107,8 @@ pub struct Builder {
     inputs: Vec<PathBuf>,
     out_dir: Option<PathBuf>,
     hooks: BTreeMap<String, String>,
+    conversion_hooks: BTreeMap<String, String>,
+    external_conversions: BTreeSet<String>,
     file_name: Option<String>,
     externs: Option<BTreeMap<String, String>>,
 }
@@ -124,6 +129,8 @@ pub struct Checked {
     definitions: Definitions,
     protobuf: protobuf::ProtobufCatalog,
     space: TypeSpace,
+    /// Generated conversions: `(group module, group, plural, conversion)`.
+    conversions: Vec<(String, String, String, ConversionDef)>,
 }
 
 impl Checked {
@@ -162,6 +169,27 @@ impl Builder {
     /// the schema file does the same.
     pub fn hooks(mut self, resource: &str, hooks: &str) -> Self {
         self.hooks.insert(resource.to_string(), hooks.to_string());
+        self
+    }
+
+    /// Attaches conversion hooks to a resource whose versions convert through a webhook
+    /// (`spec.conversion.strategy: Webhook`), named as its CRD is. `hooks` is a Rust
+    /// path to a type implementing `kapi_core::conversion::Convert<From, To>` for every
+    /// pair of types the generated conversion cannot match field by field. The
+    /// `kapi.dev/conversion-hooks` annotation in the schema file does the same.
+    pub fn conversion_hooks(mut self, resource: &str, hooks: &str) -> Self {
+        self.conversion_hooks
+            .insert(resource.to_string(), hooks.to_string());
+        self
+    }
+
+    /// Generates no conversion for a resource whose versions convert through a webhook
+    /// of its own (a real CRD whose operator serves the conversion, as tekton's and the
+    /// OpenTelemetry operator's do), named as its CRD is: its versions are then served
+    /// as `None` conversion serves them, only `apiVersion` changing. `"*"` names every
+    /// resource.
+    pub fn external_conversion(mut self, resource: &str) -> Self {
+        self.external_conversions.insert(resource.to_string());
         self
     }
 
@@ -240,6 +268,10 @@ impl Builder {
             });
             let mut space = TypeSpace::new(&definitions, &externs);
             build_types(&mut resources, &mut space);
+            let conversions = build_conversions(&resources, &mut diags);
+            if !diags.is_empty() {
+                return Err(Error::Invalid(diags));
+            }
             let definitions = definitions::reachable(&definitions, &resources);
             Ok(Checked {
                 resources,
@@ -247,6 +279,7 @@ impl Builder {
                 definitions,
                 protobuf,
                 space,
+                conversions,
             })
         } else {
             Err(Error::Invalid(diags))
@@ -275,10 +308,20 @@ impl Builder {
                 .and_then(|v| v.as_str())
                 .map(str::to_string)
         });
+        let conversion_hooks = self.conversion_hooks.get(&crd.name).cloned().or_else(|| {
+            crd.annotations
+                .get(CONVERSION_HOOKS_ANNOTATION)
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+        });
+        let external_conversion = self.external_conversions.contains(&crd.name)
+            || self.external_conversions.contains("*");
         Ok(ResourceDef {
             doc,
             crd,
             hooks,
+            conversion_hooks,
+            external_conversion,
             versions: Vec::new(),
         })
     }
@@ -400,6 +443,45 @@ fn build_types(resources: &mut [ResourceDef], space: &mut TypeSpace) {
     }
 }
 
+/// The conversion of every resource whose versions convert through a webhook; a
+/// diagnostic for each field that converts neither by name nor through hooks.
+fn build_conversions(
+    resources: &[ResourceDef],
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<(String, String, String, ConversionDef)> {
+    let mut out = Vec::new();
+    for res in resources {
+        let group = &res.crd.group;
+        let mut types = BTreeMap::new();
+        for other in resources.iter().filter(|r| &r.crd.group == group) {
+            for v in &other.versions {
+                for t in &v.types {
+                    types.insert((v.module.clone(), t.name().to_string()), t.clone());
+                }
+            }
+        }
+        let (def, unmatched) = model::conversion::build(res, &types);
+        for u in unmatched {
+            diags.push(res.doc.diagnostic(
+                &u.schema_path,
+                format!(
+                    "{} of {} does not convert to {}: it has no field of the same name and type there; name conversion hooks for {} ({CONVERSION_HOOKS_ANNOTATION}), or leave its conversion to its own webhook (Builder::external_conversion)",
+                    u.field, u.version, u.other, res.crd.name
+                ),
+            ));
+        }
+        if let Some(def) = def {
+            out.push((
+                module_name(group),
+                group.clone(),
+                res.crd.names.plural.to_string(),
+                def,
+            ));
+        }
+    }
+    out
+}
+
 fn render(checked: &Checked) -> Output {
     let mut out = Output::default();
     let mut served = Vec::new();
@@ -425,7 +507,21 @@ fn render(checked: &Checked) -> Output {
             items.extend(emit::type_def(t, module));
         }
     }
-    out.root = emit::register_fn(&served);
+    let mut conversions = Vec::new();
+    for (group_module, group, plural, def) in &checked.conversions {
+        let module = vec![group_module.clone(), emit::CONVERSIONS_MODULE.to_string()];
+        out.modules
+            .entry(module)
+            .or_default()
+            .extend(emit::conversion_items(def));
+        conversions.push((
+            group_module.clone(),
+            def.kind.clone(),
+            group.clone(),
+            plural.clone(),
+        ));
+    }
+    out.root = emit::register_fn(&served, &conversions);
     if shared {
         out.root
             .extend(emit::definitions_fn(&checked.definitions.to_json()));

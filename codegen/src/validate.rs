@@ -10,6 +10,9 @@ use crate::model::ResourceDef;
 
 /// The annotation naming a resource's hooks type in its schema file.
 pub const HOOKS_ANNOTATION: &str = "kapi.dev/hooks";
+/// The annotation naming a resource's conversion hooks type (a Rust path), as
+/// `Builder::conversion_hooks` does.
+pub const CONVERSION_HOOKS_ANNOTATION: &str = "kapi.dev/conversion-hooks";
 
 /// The annotation listing the verbs a resource serves (comma-separated; all eight
 /// standard verbs when absent), as discovery shows them: `get,list` for a read-only one.
@@ -132,13 +135,18 @@ pub fn validate(resources: &[ResourceDef]) -> Vec<Diagnostic> {
                 ));
             }
         }
-        if let Some(hooks) = &res.hooks {
-            if syn::parse_str::<syn::Path>(hooks).is_err() {
-                let path = FieldPath::new("metadata.annotations").key(HOOKS_ANNOTATION);
-                diags.push(res.doc.diagnostic(
-                    &path,
-                    format!("hooks must be a Rust type path, got {hooks:?}"),
-                ));
+        for (annotation, hooks) in [
+            (HOOKS_ANNOTATION, &res.hooks),
+            (CONVERSION_HOOKS_ANNOTATION, &res.conversion_hooks),
+        ] {
+            if let Some(hooks) = hooks {
+                if syn::parse_str::<syn::Path>(hooks).is_err() {
+                    let path = FieldPath::new("metadata.annotations").key(annotation);
+                    diags.push(res.doc.diagnostic(
+                        &path,
+                        format!("hooks must be a Rust type path, got {hooks:?}"),
+                    ));
+                }
             }
         }
     }

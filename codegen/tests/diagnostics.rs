@@ -367,3 +367,96 @@ fn a_broken_definition_is_reported_in_its_own_file() {
         ]
     );
 }
+
+/// Two versions that convert through a webhook, v2 renaming `size` to `dimension`.
+const CONVERTING: &str = "\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.kapi.dev
+spec:
+  group: example.kapi.dev
+  scope: Namespaced
+  names:
+    kind: Widget
+    plural: widgets
+  conversion:
+    strategy: Webhook
+    webhook:
+      conversionReviewVersions: [v1]
+      clientConfig:
+        url: https://127.0.0.1:6443/convert
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties:
+                size:
+                  type: string
+                count:
+                  type: integer
+    - name: v2
+      served: true
+      storage: false
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties:
+                dimension:
+                  type: string
+                count:
+                  type: string
+";
+
+#[test]
+fn every_field_that_neither_converts_nor_has_hooks_is_named() {
+    let remedy = "name conversion hooks for widgets.example.kapi.dev (kapi.dev/conversion-hooks), \
+                  or leave its conversion to its own webhook (Builder::external_conversion)";
+    assert_eq!(
+        diagnostics(&[("widget.yaml", CONVERTING)]),
+        vec![
+            format!(
+                "widget.yaml:30:17: spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.count: \
+                 spec.count of v1 does not convert to v2: it has no field of the same name and type there; {remedy}"
+            ),
+            format!(
+                "widget.yaml:28:17: spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size: \
+                 spec.size of v1 does not convert to v2: it has no field of the same name and type there; {remedy}"
+            ),
+            format!(
+                "widget.yaml:44:17: spec.versions[1].schema.openAPIV3Schema.properties.spec.properties.count: \
+                 spec.count of v2 does not convert to v1: it has no field of the same name and type there; {remedy}"
+            ),
+            format!(
+                "widget.yaml:42:17: spec.versions[1].schema.openAPIV3Schema.properties.spec.properties.dimension: \
+                 spec.dimension of v2 does not convert to v1: it has no field of the same name and type there; {remedy}"
+            ),
+        ]
+    );
+    // With hooks, or with the conversion left to the CRD's own webhook, it is valid.
+    let hooked = CONVERTING.replacen(
+        "  name: widgets.example.kapi.dev\n",
+        "  name: widgets.example.kapi.dev\n  annotations:\n    kapi.dev/conversion-hooks: crate::WidgetConversion\n",
+        1,
+    );
+    assert_eq!(
+        diagnostics(&[("widget.yaml", &hooked)]),
+        Vec::<String>::new()
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("widget.yaml"), CONVERTING).expect("write schema");
+    let external = Builder::new()
+        .schemas_dir(dir.path())
+        .external_conversion("widgets.example.kapi.dev")
+        .check();
+    assert!(external.is_ok(), "{:?}", external.err());
+}

@@ -45,6 +45,7 @@
 //! );
 //! ```
 
+pub mod conversion;
 pub mod crd;
 pub mod field;
 pub mod fieldmanager;

@@ -122,6 +122,17 @@ pub trait ObjectStrategy: Send + Sync + 'static {
 pub trait Registrar {
     /// Installs one resource version.
     fn register(&mut self, strategy: std::sync::Arc<dyn ObjectStrategy>);
+
+    /// Installs how the versions of resource `(group, plural)` convert, when more than
+    /// their `apiVersion` differs. Ignored unless the registrar serves conversions.
+    fn register_conversion(
+        &mut self,
+        group: &str,
+        plural: &str,
+        converter: std::sync::Arc<dyn crate::conversion::VersionConverter>,
+    ) {
+        let _ = (group, plural, converter);
+    }
 }
 
 /// Generic create preparation shared by every strategy.

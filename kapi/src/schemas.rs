@@ -14,6 +14,10 @@ pub struct GenerateArgs {
     /// Output folder.
     #[arg(long)]
     out: PathBuf,
+    /// A resource (`pipelines.tekton.dev`, or `*` for all) whose conversion webhook is
+    /// its own: no conversion is generated for it; may be repeated.
+    #[arg(long = "external-conversion")]
+    external_conversions: Vec<String>,
 }
 
 /// The flags of `kapi check`.
@@ -22,6 +26,10 @@ pub struct CheckArgs {
     /// Folder (or file) of schema YAML; may be repeated.
     #[arg(long = "schemas", required = true)]
     schemas: Vec<PathBuf>,
+    /// A resource (`pipelines.tekton.dev`, or `*` for all) whose conversion webhook is
+    /// its own: no conversion is generated for it; may be repeated.
+    #[arg(long = "external-conversion")]
+    external_conversions: Vec<String>,
 }
 
 /// The flags of `kapi import-openapi`.
@@ -48,7 +56,7 @@ pub struct ImportArgs {
 /// Writes formatted, deterministic Rust modules (`mod.rs`, `{group}/{version}.rs`).
 pub fn generate(args: &GenerateArgs) -> ExitCode {
     report(
-        builder(&args.schemas)
+        builder(&args.schemas, &args.external_conversions)
             .generate_module_tree(&args.out)
             .map(|files| println!("wrote {} files to {}", files.len(), args.out.display())),
     )
@@ -56,13 +64,17 @@ pub fn generate(args: &GenerateArgs) -> ExitCode {
 
 /// Validates schemas without writing anything.
 pub fn check(args: &CheckArgs) -> ExitCode {
-    report(builder(&args.schemas).check().map(|c| {
-        println!(
-            "{} resources in {} files: ok",
-            c.resource_count(),
-            c.files().len()
-        );
-    }))
+    report(
+        builder(&args.schemas, &args.external_conversions)
+            .check()
+            .map(|c| {
+                println!(
+                    "{} resources in {} files: ok",
+                    c.resource_count(),
+                    c.files().len()
+                );
+            }),
+    )
 }
 
 /// Imports the built-in kinds from OpenAPI v3 documents (and, with `--proto`, their
@@ -142,8 +154,11 @@ fn import_openapi(
     Ok(())
 }
 
-fn builder(schemas: &[PathBuf]) -> kapi_codegen::Builder {
-    schemas
+fn builder(schemas: &[PathBuf], external_conversions: &[String]) -> kapi_codegen::Builder {
+    let builder = schemas
         .iter()
-        .fold(kapi_codegen::Builder::new(), |b, s| b.schemas_dir(s))
+        .fold(kapi_codegen::Builder::new(), |b, s| b.schemas_dir(s));
+    external_conversions
+        .iter()
+        .fold(builder, |b, r| b.external_conversion(r))
 }

@@ -9,12 +9,29 @@
 //! namespace and uid; its metadata is the original's, except labels and annotations,
 //! which a conversion may change (validated then). The [`Converter`] only converts.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use kapi_core::FieldPath;
+use kapi_core::conversion::VersionConverter;
 use kapi_core::meta::{validate_annotations, validate_labels};
 use serde_json::{Map, Value};
 
 use crate::status::ApiError;
+
+/// A conversion generated into the server (`kapi_core::conversion`), as a
+/// [`Converter`].
+pub struct InProcess(pub Arc<dyn VersionConverter>);
+
+#[async_trait]
+impl Converter for InProcess {
+    async fn convert(&self, objects: Vec<Value>, api_version: &str) -> Result<Vec<Value>, String> {
+        objects
+            .into_iter()
+            .map(|o| self.0.convert(o, api_version))
+            .collect()
+    }
+}
 
 /// Converts objects of one resource to one of its versions.
 #[async_trait]

@@ -18,6 +18,7 @@ pub mod watch;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, PoisonError, RwLock};
 
+use kapi_core::conversion::VersionConverter;
 use kapi_core::{ObjectStrategy, Registrar};
 use kapi_storage::cacher::DEFAULT_TOTAL_BUDGET_BYTES;
 use kapi_storage::{Cacher, CacherConfig, Storage, WatchCacheBudget};
@@ -42,6 +43,8 @@ pub use watch::{WatchEvent, WatchEventType};
 #[derive(Default)]
 pub struct Resources {
     strategies: Vec<Arc<dyn ObjectStrategy>>,
+    /// Generated conversions by `(group, plural)`.
+    conversions: BTreeMap<(String, String), Arc<dyn VersionConverter>>,
 }
 
 impl Resources {
@@ -61,6 +64,16 @@ impl Registrar for Resources {
         if strategy.info().served {
             self.strategies.push(strategy);
         }
+    }
+
+    fn register_conversion(
+        &mut self,
+        group: &str,
+        plural: &str,
+        converter: Arc<dyn VersionConverter>,
+    ) {
+        self.conversions
+            .insert((group.to_string(), plural.to_string()), converter);
     }
 }
 
@@ -203,6 +216,10 @@ impl Registry {
                 .map(|s| s.info().api_version());
             let install = Install {
                 storage_version,
+                converter: resources
+                    .conversions
+                    .get(&resource)
+                    .map(|c| Arc::new(conversion::InProcess(c.clone())) as Arc<dyn Converter>),
                 ..Install::default()
             };
             let store = registry.store_for(&mut served, strategy, &install);

@@ -1,10 +1,12 @@
 //! Model → tokens. The only place `quote!` appears.
 
+mod conversion;
 mod protobuf;
 mod register;
 mod resource;
 mod types;
 
+pub use conversion::{MODULE as CONVERSIONS_MODULE, conversion_items};
 pub use protobuf::catalog as protobuf_catalog;
 pub use register::register_fn;
 

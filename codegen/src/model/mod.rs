@@ -1,6 +1,7 @@
 //! The generator's model: resources, versions and the Rust types their schemas become.
 //! Pure data; nothing here knows about tokens.
 
+pub mod conversion;
 mod naming;
 mod types;
 
@@ -20,6 +21,10 @@ pub struct ResourceDef {
     pub crd: CustomResourceDefinition,
     /// The hooks type, as a Rust path (`crate::hooks::WidgetHooks`), if any.
     pub hooks: Option<String>,
+    /// The conversion hooks type, as a Rust path, if any.
+    pub conversion_hooks: Option<String>,
+    /// Its conversion is its own webhook's: none is generated.
+    pub external_conversion: bool,
     /// One entry per `spec.versions` item, in the same order.
     pub versions: Vec<VersionDef>,
 }
@@ -45,6 +50,16 @@ pub enum TypeDef {
     Struct(StructDef),
     /// A string enum.
     Enum(EnumDef),
+}
+
+impl TypeDef {
+    /// Its Rust name.
+    pub fn name(&self) -> &str {
+        match self {
+            TypeDef::Struct(s) => &s.name,
+            TypeDef::Enum(e) => &e.name,
+        }
+    }
 }
 
 /// A struct.

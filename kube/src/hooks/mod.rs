@@ -19,6 +19,7 @@ mod coordination;
 pub mod core;
 mod discovery;
 mod events;
+pub mod example;
 mod flowcontrol;
 pub(crate) mod ip;
 mod networking;

@@ -1,0 +1,425 @@
+//! Conversion between the versions of a resource whose versions really differ: one
+//! whose schema file says `spec.conversion.strategy: Webhook`. Every version converts
+//! to and from the hub (the storage version), struct by struct from the resource's
+//! own type down: a field converts when the other version has a field of the same
+//! JSON name whose type converts (the same type, a wider integer, a struct or enum
+//! that converts in turn, lists and maps of those; optional to required does not).
+//!
+//! A struct with a field that does not convert, on either side, is left to the
+//! resource's conversion hooks (`Convert<From, To>`, see [`CONVERSION_HOOKS_ANNOTATION`]):
+//! the generated code converts what matches and the hook fills in the rest. Without
+//! hooks each such field is an error at its place in the schema file. A resource whose
+//! conversion is declared external (its operator's own webhook) gets none. Pure data.
+//!
+//! [`CONVERSION_HOOKS_ANNOTATION`]: crate::CONVERSION_HOOKS_ANNOTATION
+
+use std::collections::BTreeMap;
+
+use kapi_core::FieldPath;
+
+use super::{FieldDef, ResourceDef, TypeDef, TypeRef};
+
+/// How a value of one version becomes the other version's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ValueConv {
+    /// The same type: cloned.
+    Clone,
+    /// `i32` to `i64`.
+    Widen,
+    /// A struct or enum pair's function.
+    Call(String),
+    /// Each item of a list.
+    List(Box<ValueConv>),
+    /// Each value of a map.
+    Map(Box<ValueConv>),
+}
+
+/// How a target field is filled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FieldFill {
+    /// From the source field `from` (its Rust name) with `conv`; `optional` is the
+    /// optionality both share, `wrap` a required source into an optional target.
+    From {
+        from: String,
+        conv: ValueConv,
+        optional: bool,
+        wrap: bool,
+    },
+    /// `Default`, for the hook to fill.
+    Hook,
+}
+
+/// The body of one pair's function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PairBody {
+    /// Target fields by Rust name; `hook` when the hook completes them; `extra` the
+    /// flattened unknown-fields maps of source and target, where they keep one.
+    Struct {
+        fields: Vec<(String, FieldFill)>,
+        hook: bool,
+        extra: (Option<String>, Option<String>),
+    },
+    /// Variants by Rust name, from → to.
+    Enum(Vec<(String, String)>),
+}
+
+/// One function of the conversion: a type of one version to a type of another.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PairDef {
+    /// The function's name.
+    pub function: String,
+    /// `(version module, type)` converted from.
+    pub from: (String, String),
+    /// `(version module, type)` converted to.
+    pub to: (String, String),
+    /// What it does.
+    pub body: PairBody,
+}
+
+/// A resource's conversion.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConversionDef {
+    /// The kind (the resource's own type in every version).
+    pub kind: String,
+    /// The hub's version module.
+    pub hub: String,
+    /// For every other version: its module, and its root functions to and from the hub.
+    pub spokes: Vec<(String, String, String)>,
+    /// The hooks type, a Rust path.
+    pub hooks: Option<String>,
+    /// Every function.
+    pub pairs: Vec<PairDef>,
+}
+
+/// A field that neither converts nor is left to hooks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unmatched {
+    /// Where it is in the schema file.
+    pub schema_path: FieldPath,
+    /// Its path in an object (`spec.colour`).
+    pub field: String,
+    /// The version it is in, and the one it does not convert to.
+    pub version: String,
+    /// The other version.
+    pub other: String,
+}
+
+/// One version's side of a walk: its module.
+#[derive(Clone, Copy)]
+struct Side<'a> {
+    module: &'a str,
+}
+
+struct Walker<'a> {
+    /// Every type of the group, by `(version module, name)`.
+    types: &'a BTreeMap<(String, String), TypeDef>,
+    hooks: bool,
+    pairs: Vec<PairDef>,
+    /// Pairs made or being made, to their function names.
+    named: BTreeMap<(String, String, String, String), String>,
+    unmatched: Vec<Unmatched>,
+    versions: (&'a str, &'a str),
+}
+
+fn schema_root(index: usize) -> FieldPath {
+    FieldPath::new("spec.versions")
+        .index(index)
+        .child("schema")
+        .child("openAPIV3Schema")
+}
+
+/// The function name of a pair: `widget_spec_v1alpha1_to_v1`.
+fn function_name(from: (&str, &str), to: (&str, &str)) -> String {
+    let base = if from.1 == to.1 {
+        super::field_ident_name(from.1)
+    } else {
+        format!(
+            "{}_{}",
+            super::field_ident_name(from.1),
+            super::field_ident_name(to.1)
+        )
+    };
+    format!("{base}_{}_to_{}", from.0, to.0)
+}
+
+impl Walker<'_> {
+    /// How a value of `from` becomes one of `to`, making the pair functions it needs;
+    /// `None` when it does not convert. `at` are the schema paths of both.
+    fn conv(
+        &mut self,
+        from: (&TypeRef, Side<'_>, &FieldPath),
+        to: (&TypeRef, Side<'_>, &FieldPath),
+        field: &str,
+    ) -> Option<ValueConv> {
+        match (from.0, to.0) {
+            (TypeRef::I32, TypeRef::I64) => Some(ValueConv::Widen),
+            (TypeRef::Named(a), TypeRef::Named(b)) => self
+                .pair((a, from.1, from.2.clone()), (b, to.1, to.2.clone()), field)
+                .map(ValueConv::Call),
+            (TypeRef::List(a), TypeRef::List(b)) => {
+                let inner = self.conv(
+                    (a, from.1, &from.2.child("items")),
+                    (b, to.1, &to.2.child("items")),
+                    field,
+                )?;
+                // A list of values that clone is cloned whole.
+                Some(match inner {
+                    ValueConv::Clone => ValueConv::Clone,
+                    inner => ValueConv::List(Box::new(inner)),
+                })
+            }
+            (TypeRef::Map(a), TypeRef::Map(b)) => {
+                let inner = self.conv(
+                    (a, from.1, &from.2.child("additionalProperties")),
+                    (b, to.1, &to.2.child("additionalProperties")),
+                    field,
+                )?;
+                Some(match inner {
+                    ValueConv::Clone => ValueConv::Clone,
+                    inner => ValueConv::Map(Box::new(inner)),
+                })
+            }
+            (TypeRef::Named(_), _) | (_, TypeRef::Named(_)) => None,
+            (TypeRef::List(_) | TypeRef::Map(_), _) | (_, TypeRef::List(_) | TypeRef::Map(_)) => {
+                None
+            }
+            (a, b) if a == b => Some(ValueConv::Clone),
+            _ => None,
+        }
+    }
+
+    /// The function converting type `from.0` to `to.0`, made if new; `None` when they
+    /// cannot convert (a struct and an enum, enums of other values).
+    fn pair(
+        &mut self,
+        from: (&str, Side<'_>, FieldPath),
+        to: (&str, Side<'_>, FieldPath),
+        field: &str,
+    ) -> Option<String> {
+        let key = (
+            from.1.module.to_string(),
+            from.0.to_string(),
+            to.1.module.to_string(),
+            to.0.to_string(),
+        );
+        if let Some(name) = self.named.get(&key) {
+            return Some(name.clone());
+        }
+        let from_def = self
+            .types
+            .get(&(from.1.module.to_string(), from.0.to_string()))?;
+        let to_def = self
+            .types
+            .get(&(to.1.module.to_string(), to.0.to_string()))?;
+        let function = function_name((from.1.module, from.0), (to.1.module, to.0));
+        let body = match (from_def, to_def) {
+            (TypeDef::Enum(a), TypeDef::Enum(b)) => {
+                let mut variants = Vec::new();
+                for (ident, json) in &a.variants {
+                    let (to_ident, _) = b.variants.iter().find(|(_, j)| j == json)?;
+                    variants.push((ident.clone(), to_ident.clone()));
+                }
+                PairBody::Enum(variants)
+            }
+            (TypeDef::Struct(_), TypeDef::Struct(_)) => {
+                // Named before its fields are walked: a type that holds itself converts.
+                self.named.insert(key.clone(), function.clone());
+                let body =
+                    self.struct_body(from_def, to_def, (from.1, &from.2), (to.1, &to.2), field);
+                if body.is_none() {
+                    self.named.remove(&key);
+                }
+                body?
+            }
+            _ => return None,
+        };
+        self.named.insert(key, function.clone());
+        self.pairs.push(PairDef {
+            function: function.clone(),
+            from: (from.1.module.to_string(), from.0.to_string()),
+            to: (to.1.module.to_string(), to.0.to_string()),
+            body,
+        });
+        Some(function)
+    }
+
+    fn struct_body(
+        &mut self,
+        from_def: &TypeDef,
+        to_def: &TypeDef,
+        from: (Side<'_>, &FieldPath),
+        to: (Side<'_>, &FieldPath),
+        field: &str,
+    ) -> Option<PairBody> {
+        let (TypeDef::Struct(a), TypeDef::Struct(b)) = (from_def, to_def) else {
+            return None;
+        };
+        let mut fields = Vec::new();
+        let mut matched_sources = Vec::new();
+        let mut needs_hook = false;
+        let object_path = |name: &str| {
+            if field.is_empty() {
+                name.to_string()
+            } else {
+                format!("{field}.{name}")
+            }
+        };
+        for t in &b.fields {
+            let source = a.fields.iter().find(|f| f.json_name == t.json_name);
+            let fill = source.and_then(|s| {
+                let conv = self.conv(
+                    (
+                        &s.ty,
+                        from.0,
+                        &from.1.child("properties").child(&s.json_name),
+                    ),
+                    (&t.ty, to.0, &to.1.child("properties").child(&t.json_name)),
+                    &object_path(&t.json_name),
+                )?;
+                fill(s, t, conv)
+            });
+            match fill {
+                Some(f) => {
+                    matched_sources.push(t.json_name.clone());
+                    fields.push((t.ident.clone(), f));
+                }
+                None => {
+                    needs_hook = true;
+                    self.report(to, &t.json_name, &object_path(&t.json_name), false);
+                    fields.push((t.ident.clone(), FieldFill::Hook));
+                }
+            }
+        }
+        for s in &a.fields {
+            if !matched_sources.contains(&s.json_name) {
+                needs_hook = true;
+                self.report(from, &s.json_name, &object_path(&s.json_name), true);
+            }
+        }
+        let extra = (
+            a.flatten_extra.then(|| extra_field(&a.fields)),
+            b.flatten_extra.then(|| extra_field(&b.fields)),
+        );
+        if a.flatten_extra != b.flatten_extra {
+            needs_hook = true;
+        }
+        Some(PairBody::Struct {
+            fields,
+            hook: needs_hook,
+            extra,
+        })
+    }
+
+    /// Records a field that does not convert (when there are no hooks to take it).
+    fn report(&mut self, side: (Side<'_>, &FieldPath), json: &str, field: &str, source: bool) {
+        if self.hooks {
+            return;
+        }
+        let (version, other) = if source {
+            (self.versions.0, self.versions.1)
+        } else {
+            (self.versions.1, self.versions.0)
+        };
+        self.unmatched.push(Unmatched {
+            schema_path: side.1.child("properties").child(json),
+            field: field.to_string(),
+            version: version.to_string(),
+            other: other.to_string(),
+        });
+    }
+}
+
+/// The name of the flattened unknown-fields map of a struct with these fields.
+pub fn extra_field(fields: &[FieldDef]) -> String {
+    let mut name = "additional_fields".to_string();
+    while fields.iter().any(|f| f.ident == name) {
+        name.push('_');
+    }
+    name
+}
+
+/// How target `t` is filled from source `s` with `conv`, given their optionality.
+fn fill(s: &FieldDef, t: &FieldDef, conv: ValueConv) -> Option<FieldFill> {
+    let from = s.ident.clone();
+    match (s.optional, t.optional) {
+        (true, false) => None,
+        (false, true) => Some(FieldFill::From {
+            from,
+            conv,
+            optional: false,
+            wrap: true,
+        }),
+        (optional, _) => Some(FieldFill::From {
+            from,
+            conv,
+            optional,
+            wrap: false,
+        }),
+    }
+}
+
+/// The conversion of `res`, if its versions convert through a webhook; the fields
+/// that convert neither way nor are left to hooks, otherwise empty.
+pub fn build(
+    res: &ResourceDef,
+    group_types: &BTreeMap<(String, String), TypeDef>,
+) -> (Option<ConversionDef>, Vec<Unmatched>) {
+    let webhook = matches!(res.crd.conversion, kapi_core::crd::Conversion::Webhook(_));
+    if !webhook || res.external_conversion {
+        return (None, Vec::new());
+    }
+    let Some(hub) = res
+        .versions
+        .iter()
+        .find(|v| res.crd.versions[v.index].storage)
+    else {
+        return (None, Vec::new());
+    };
+    let kind = res.crd.names.kind.clone();
+    let mut walker = Walker {
+        types: group_types,
+        hooks: res.conversion_hooks.is_some(),
+        pairs: Vec::new(),
+        named: BTreeMap::new(),
+        unmatched: Vec::new(),
+        versions: ("", ""),
+    };
+    let mut spokes = Vec::new();
+    let hub_side = Side {
+        module: &hub.module,
+    };
+    for v in res.versions.iter().filter(|v| v.index != hub.index) {
+        let side = Side { module: &v.module };
+        let names = (
+            &res.crd.versions[v.index].name,
+            &res.crd.versions[hub.index].name,
+        );
+        walker.versions = (names.0, names.1);
+        let up = walker.pair(
+            (&kind, side, schema_root(v.index)),
+            (&kind, hub_side, schema_root(hub.index)),
+            "",
+        );
+        walker.versions = (names.1, names.0);
+        let down = walker.pair(
+            (&kind, hub_side, schema_root(hub.index)),
+            (&kind, side, schema_root(v.index)),
+            "",
+        );
+        if let (Some(up), Some(down)) = (up, down) {
+            spokes.push((v.module.clone(), up, down));
+        }
+    }
+    // A field of the hub that converts to no spoke is found both ways: once is enough.
+    let mut unmatched = walker.unmatched;
+    unmatched.sort_by_key(|u| u.schema_path.to_document_path());
+    unmatched.dedup_by_key(|u| u.schema_path.to_document_path());
+    let def = ConversionDef {
+        kind,
+        hub: hub.module.clone(),
+        spokes,
+        hooks: res.conversion_hooks.clone(),
+        pairs: walker.pairs,
+    };
+    (Some(def), unmatched)
+}
