@@ -145,6 +145,11 @@ impl EndpointServiceResolver {
             registry: Arc::downgrade(registry),
         }
     }
+
+    /// [`EndpointServiceResolver::new`], shared as webhook clients take it.
+    pub fn shared(registry: &Arc<Registry>) -> Arc<dyn ServiceResolver> {
+        Arc::new(Self::new(registry))
+    }
 }
 
 #[async_trait]

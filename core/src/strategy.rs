@@ -149,9 +149,16 @@ fn generic_prepare_for_create(
             map.remove("status");
             // A status with a default starts as that default (Kubernetes' own kinds
             // start with `status: {}`, the empty struct Go writes).
+            // A required status starts empty, as Go writes a status struct that is
+            // not a pointer (StorageVersion).
             if let Some(status) = schema.properties.get("status") {
-                if let Some(d) = &status.default {
-                    let mut d = d.clone();
+                let required = schema.required.iter().any(|r| r == "status");
+                if let Some(d) = status
+                    .default
+                    .clone()
+                    .or(required.then(|| serde_json::json!({})))
+                {
+                    let mut d = d;
                     status.apply_defaults(&mut d);
                     map.insert("status".into(), d);
                 }

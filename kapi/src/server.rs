@@ -20,13 +20,15 @@ use tokio::sync::watch;
 
 use crate::kubeconfig;
 use crate::pki;
-use kapi_apiserver::authentication::{Authenticator, Peer};
+use security::{Tls, auditor, proxy_identity, security_setup};
+
+mod security;
+use kapi_apiserver::authentication::Peer;
 use kapi_apiserver::authorization::Authorizer;
 use kapi_apiserver::documents::LiveDocuments;
 use kapi_apiserver::endpoints::Api;
 use kapi_apiserver::metrics::InstrumentedStorage;
 use kapi_apiserver::registry::{Registry, Resources, StoreOptions};
-use kapi_apiserver::tls::ClientCertificates;
 use kapi_kube::allocation::ServiceRanges;
 use kapi_kube::bootstrap;
 
@@ -271,9 +273,7 @@ pub async fn serve(
     let (stop_tx, stop_rx) = watch::channel(false);
     // Stored CRDs are served before the first request is taken.
     // Webhooks' Services (conversion and admission) resolve as the aggregator's do.
-    let services: Arc<dyn ServiceResolver> = Arc::new(
-        kapi_aggregator::resolve::EndpointServiceResolver::new(&registry),
-    );
+    let services = kapi_aggregator::resolve::EndpointServiceResolver::shared(&registry);
     let (crd_controller, mut crds_synced) =
         kapi_apiextensions::start(registry.clone(), Some(services.clone()), stop_rx.clone());
     wait_synced(&mut crds_synced, "the CustomResourceDefinitions").await;
@@ -351,7 +351,7 @@ pub async fn serve(
         front: aggregator,
     });
     let acceptor = tls.map(|t| tokio_rustls::TlsAcceptor::from(t.config));
-    let background = start_background(&config, &registry, &storage, api.shutdown.clone());
+    let background = start_background(&config, &registry, &storage, local, api.shutdown.clone());
     tracing::info!(url = %url, kubeconfig = %kubeconfig_path.display(), "kapi is ready");
 
     let graceful = accept_until(listener, acceptor, &api, shutdown).await;
@@ -448,14 +448,22 @@ fn write_kubeconfig(
     Ok((url, path))
 }
 
-/// Starts what runs once in a cluster of replicas, the controllers and compaction:
-/// here, or in whichever replica leads.
+/// Writes this server's StorageVersion entries, and starts what runs once in a
+/// cluster of replicas, the controllers and compaction: here, or in whichever replica
+/// leads.
 fn start_background(
     config: &ServeConfig,
     registry: &Arc<Registry>,
     storage: &Arc<dyn Storage>,
+    local: SocketAddr,
     shutdown: watch::Receiver<bool>,
 ) -> tokio::task::JoinHandle<()> {
+    // This server's entry in every compiled resource's StorageVersion, beside serving.
+    let server_id = format!("{}-{local}", kapi_kube::leader_election::hostname());
+    let publishing = registry.clone();
+    tokio::spawn(async move {
+        kapi_kube::controllers::storage_versions::publish(&publishing, &server_id).await;
+    });
     let (work_registry, storage) = (registry.clone(), storage.clone());
     let compaction = config.compaction_interval;
     // What runs once in a cluster of replicas: the controllers and compaction.
@@ -569,181 +577,6 @@ async fn accept_until(
         }
     }
     graceful
-}
-
-/// The TLS side of a server.
-struct Tls {
-    config: Arc<rustls::ServerConfig>,
-    /// The CA clients verify the server with (the kubeconfig's).
-    kubeconfig_ca: String,
-}
-
-/// The authenticator, and TLS unless `--insecure-http`.
-fn security_setup(
-    security: &SecurityConfig,
-    pki: &pki::Pki,
-) -> Result<(Authenticator, Option<Tls>), ServeError> {
-    let read = |path: &PathBuf, what: &str| {
-        std::fs::read_to_string(path).map_err(io(format!("reading {what} {}", path.display())))
-    };
-    let issuer = if security.service_account_issuer.is_empty() {
-        DEFAULT_ISSUER
-    } else {
-        &security.service_account_issuer
-    };
-    let service_accounts = kapi_auth::authn::ServiceAccountTokens::new(
-        issuer,
-        &security.api_audiences,
-        pki.service_account_key.as_bytes(),
-        &[pki.service_account_public.as_bytes()],
-    )
-    .map_err(ServeError::Config)?;
-    let tokens = match &security.token_auth_file {
-        Some(path) => Some(
-            kapi_auth::authn::TokenFile::load(path)
-                .map_err(|e| ServeError::Config(format!("--token-auth-file: {e}")))?,
-        ),
-        None => None,
-    };
-    let mut authenticator = Authenticator {
-        front_proxy: None,
-        clients: None,
-        tokens,
-        service_accounts: Arc::new(service_accounts),
-        anonymous: security.anonymous_auth,
-    };
-    if security.insecure_http {
-        return Ok((authenticator, None));
-    }
-    let mut cas = vec![("the server's CA".to_string(), pki.ca_cert.clone())];
-    if let Some(path) = &security.client_ca_file {
-        cas.push((
-            format!("--client-ca-file {}", path.display()),
-            read(path, "--client-ca-file")?,
-        ));
-    }
-    let cas: Vec<(&str, String)> = cas.iter().map(|(w, p)| (w.as_str(), p.clone())).collect();
-    let clients = ClientCertificates::new(&cas).map_err(ServeError::Config)?;
-    let (cert, key, kubeconfig_ca) = match (&security.tls_cert_file, &security.tls_private_key_file)
-    {
-        (Some(cert), Some(key)) => {
-            let cert = read(cert, "--tls-cert-file")?;
-            let key = read(key, "--tls-private-key-file")?;
-            (cert.clone(), key, cert)
-        }
-        (None, None) => (
-            pki.serving_cert.clone(),
-            pki.serving_key.clone(),
-            pki.ca_cert.clone(),
-        ),
-        _ => {
-            return Err(ServeError::Config(
-                "--tls-cert-file and --tls-private-key-file go together".into(),
-            ));
-        }
-    };
-    let config =
-        kapi_apiserver::tls::server_config(&cert, &key, &clients).map_err(ServeError::Config)?;
-    authenticator.clients = Some(clients);
-    authenticator.front_proxy = Some(front_proxy(&security.front_proxy, pki)?);
-    Ok((
-        authenticator,
-        Some(Tls {
-            config,
-            kubeconfig_ca,
-        }),
-    ))
-}
-
-/// The front proxies trusted to name users in headers.
-fn front_proxy(
-    config: &FrontProxyConfig,
-    pki: &pki::Pki,
-) -> Result<kapi_apiserver::authentication::FrontProxy, ServeError> {
-    let (what, pem) = match &config.requestheader_client_ca_file {
-        Some(path) => (
-            format!("--requestheader-client-ca-file {}", path.display()),
-            std::fs::read_to_string(path).map_err(io(format!(
-                "reading --requestheader-client-ca-file {}",
-                path.display()
-            )))?,
-        ),
-        None => (
-            "the server's front-proxy CA".to_string(),
-            pki.front_proxy_ca.clone(),
-        ),
-    };
-    let clients = ClientCertificates::new(&[(what.as_str(), pem)]).map_err(ServeError::Config)?;
-    let or_kube = |given: &[String], kube: Vec<String>| {
-        if given.is_empty() {
-            kube
-        } else {
-            given.to_vec()
-        }
-    };
-    let kube = kapi_auth::authn::RequestHeaderNames::default();
-    Ok(kapi_apiserver::authentication::FrontProxy {
-        clients,
-        allowed_names: config.requestheader_allowed_names.clone(),
-        headers: kapi_auth::authn::RequestHeaderNames {
-            username: or_kube(&config.requestheader_username_headers, kube.username),
-            uid: or_kube(&config.requestheader_uid_headers, kube.uid),
-            group: or_kube(&config.requestheader_group_headers, kube.group),
-            extra_prefixes: or_kube(
-                &config.requestheader_extra_headers_prefix,
-                kube.extra_prefixes,
-            ),
-        },
-    })
-}
-
-/// The client certificate the aggregator proxies with.
-fn proxy_identity(
-    config: &FrontProxyConfig,
-    pki: &pki::Pki,
-) -> Result<kapi_aggregator::ProxyIdentity, ServeError> {
-    match (
-        &config.proxy_client_cert_file,
-        &config.proxy_client_key_file,
-    ) {
-        (Some(cert), Some(key)) => Ok(kapi_aggregator::ProxyIdentity {
-            cert_pem: std::fs::read_to_string(cert).map_err(io(format!(
-                "reading --proxy-client-cert-file {}",
-                cert.display()
-            )))?,
-            key_pem: std::fs::read_to_string(key).map_err(io(format!(
-                "reading --proxy-client-key-file {}",
-                key.display()
-            )))?,
-        }),
-        (None, None) => Ok(kapi_aggregator::ProxyIdentity {
-            cert_pem: pki.front_proxy_client_cert.clone(),
-            key_pem: pki.front_proxy_client_key.clone(),
-        }),
-        _ => Err(ServeError::Config(
-            "--proxy-client-cert-file and --proxy-client-key-file go together".into(),
-        )),
-    }
-}
-
-/// The audit log `--audit-log-path` asks for, with `--audit-policy-file`'s policy.
-fn auditor(security: &SecurityConfig) -> Result<Option<kapi_auth::audit::Auditor>, ServeError> {
-    use kapi_auth::audit::{AuditLog, AuditLogOptions, Auditor, Policy};
-    let Some(path) = &security.audit_log_path else {
-        return Ok(None);
-    };
-    let policy = match &security.audit_policy_file {
-        Some(file) => Policy::from_file(file)
-            .map_err(|e| ServeError::Config(format!("--audit-policy-file: {e}")))?,
-        None => Policy::metadata_default(),
-    };
-    let options = AuditLogOptions {
-        file_mode: security.audit_log_file_mode,
-        ..AuditLogOptions::default()
-    };
-    let log = AuditLog::open(path, options)
-        .map_err(io(format!("opening the audit log {}", path.display())))?;
-    Ok(Some(Auditor::new(policy, log)))
 }
 
 /// What one request's handling is: boxed, because the handler's state machine is

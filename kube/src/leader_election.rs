@@ -307,12 +307,16 @@ fn jittered(period: Duration) -> Duration {
 /// This replica's identity: the host name and a unique suffix, as client-go's
 /// `hostname_uuid`.
 pub fn identity() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+    format!("{}_{}", hostname(), uuid::Uuid::new_v4())
+}
+
+/// This machine's host name (`kapi` when it cannot be read).
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
         .map(|h| h.trim().to_string())
         .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "kapi".to_string());
-    format!("{host}_{}", uuid::Uuid::new_v4())
+        .unwrap_or_else(|| "kapi".to_string())
 }
 
 #[cfg(test)]

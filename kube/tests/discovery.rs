@@ -26,12 +26,13 @@ fn api_versions_lists_v1_and_the_address() {
 fn widget_group_and_group_list() {
     let widget = repo_schema("widget");
     let gv = json!({"groupVersion": "example.kapi.dev/v1", "version": "v1"});
+    let alpha = json!({"groupVersion": "example.kapi.dev/v1alpha1", "version": "v1alpha1"});
     assert_eq!(
         api_group_list(&widget),
         json!({
             "kind": "APIGroupList",
             "apiVersion": "v1",
-            "groups": [{"name": "example.kapi.dev", "versions": [gv], "preferredVersion": gv}]
+            "groups": [{"name": "example.kapi.dev", "versions": [gv, alpha], "preferredVersion": gv}]
         })
     );
     assert_eq!(
@@ -40,7 +41,7 @@ fn widget_group_and_group_list() {
             "kind": "APIGroup",
             "apiVersion": "v1",
             "name": "example.kapi.dev",
-            "versions": [gv],
+            "versions": [gv, alpha],
             "preferredVersion": gv
         }))
     );
@@ -187,6 +188,24 @@ fn aggregated_apis_shape() {
                                 "verbs": ["get", "patch", "update"]
                             }
                         ]
+                    }]
+                }, {
+                    // v1alpha1 has no scale subresource.
+                    "version": "v1alpha1",
+                    "freshness": "Current",
+                    "resources": [{
+                        "resource": "widgets",
+                        "responseKind": {"group": "example.kapi.dev", "version": "v1alpha1", "kind": "Widget"},
+                        "scope": "Namespaced",
+                        "singularResource": "widget",
+                        "verbs": ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"],
+                        "shortNames": ["wd"],
+                        "categories": ["kapi-examples"],
+                        "subresources": [{
+                            "subresource": "status",
+                            "responseKind": {"group": "example.kapi.dev", "version": "v1alpha1", "kind": "Widget"},
+                            "verbs": ["get", "patch", "update"]
+                        }]
                     }]
                 }]
             }]

@@ -27,8 +27,11 @@ const CHAIN: &[(&str, &str)] = &[
 /// refusing new objects); a service account's user name is part of authentication
 /// (`system:serviceaccount:…`) and of impersonating one; and impersonating a user's
 /// extras and UID is authorized against `authentication.k8s.io`'s `userextras` and
-/// `uids`; priority and fairness matches FlowSchema subjects of kind `ServiceAccount`.
+/// `uids`; priority and fairness matches FlowSchema subjects of kind `ServiceAccount`;
+/// a webhook's `clientConfig.service` names the Service it is called through (its
+/// `ServiceResolver` says where that is).
 const ALLOWED: &[&str] = &[
+    "service",
     "ServiceAccount",
     "namespaces",
     "namespace",

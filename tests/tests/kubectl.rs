@@ -205,6 +205,7 @@ fn discovery_api_resources_api_versions_and_explain() {
                 "discovery.k8s.io/v1",
                 "events.k8s.io/v1",
                 "example.kapi.dev/v1",
+                "example.kapi.dev/v1alpha1",
                 "flowcontrol.apiserver.k8s.io/v1",
                 "internal.apiserver.k8s.io/v1alpha1",
                 "networking.k8s.io/v1",

@@ -6,6 +6,7 @@
 pub mod body_kind;
 mod chain;
 mod connect;
+pub mod convert;
 mod create_only;
 mod front;
 pub mod patch;
@@ -142,6 +143,12 @@ impl Api {
                     "text/plain; version=0.0.4; charset=utf-8",
                     text.into_bytes(),
                 );
+            }
+            (&Method::POST, convert::PATH) => {
+                return match read_body(req.into_body()).await {
+                    Ok(body) => convert::serve(&self.registry, &body).await,
+                    Err(e) => error_response(&e),
+                };
             }
             _ => {}
         }

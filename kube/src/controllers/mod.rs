@@ -16,7 +16,8 @@
 //! - [`cluster_ip_repair`]: Services' cluster IPs and their IPAddresses kept in step
 //!   (kube-apiserver's own repair loop);
 //! - [`storage_version_migration`]: a CRD's objects rewritten in its storage version,
-//!   then its `storedVersions` trimmed (kube-storage-version-migrator).
+//!   then its `storedVersions` trimmed (kube-storage-version-migrator), and through
+//!   [`storage_versions`] those of compiled resources whose storage version changed.
 //!
 //! [`events`] writes the Events they report.
 
@@ -34,6 +35,7 @@ pub mod resource_quota;
 pub mod service_account;
 pub mod service_cidr;
 pub mod storage_version_migration;
+pub mod storage_versions;
 
 use std::sync::Arc;
 

@@ -13,10 +13,13 @@
 //! starts at least a second after the previous one and rewrites nothing, so an object
 //! a replica wrote in the old version before it saw the CRD change is caught.
 //!
-//! Deliberate differences: kube-apiserver alone never trims `storedVersions` (the
+//! Compiled resources, whose storage version changes only with a new kapi binary, are
+//! migrated at the leader's start when their `StorageVersion` does not record a
+//! complete migration to it ([`super::storage_versions`]).
+//!
+//! Deliberate difference: kube-apiserver alone never trims `storedVersions` (the
 //! migrator is a separate component, and kube's own `StorageVersionMigration` API is
-//! alpha); compiled resources, whose storage version changes only with a new kapi
-//! binary, are not migrated; no `StorageVersion` objects are written.
+//! alpha).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,7 +32,7 @@ use kapi_apiextensions::conditions;
 use kapi_apiserver::registry::object::name;
 use kapi_apiserver::registry::{ListOptions, Registry, Store, Subresource, WriteOptions};
 
-use super::items;
+use super::{items, storage_versions};
 
 /// The field manager of the trim, as kube-storage-version-migrator names itself.
 const MANAGER: &str = "storage-version-migration-migrator";
@@ -54,7 +57,8 @@ pub async fn run(registry: Arc<Registry>, mut shutdown: watch::Receiver<bool>) {
         else {
             return;
         };
-        let mut failed = false;
+        let mut compiled_done = migrate_compiled(&registry).await;
+        let mut failed = !compiled_done;
         loop {
             let retry = tokio::time::sleep(RETRY);
             tokio::select! {
@@ -66,7 +70,10 @@ pub async fn run(registry: Arc<Registry>, mut shutdown: watch::Receiver<bool>) {
             let Ok(list) = crds.list(None, &ListOptions::default()).await else {
                 continue;
             };
-            failed = false;
+            if !compiled_done {
+                compiled_done = migrate_compiled(&registry).await;
+            }
+            failed = !compiled_done;
             for crd in items(&list) {
                 if let Some(version) = pending(crd) {
                     let migration = migrate(&registry, &crds, crd, &version);
@@ -160,6 +167,36 @@ async fn migrate(registry: &Registry, crds: &Store, crd: &Value, version: &str) 
     }
     trim(crds, crd, version).await;
     true
+}
+
+/// Migrates every compiled resource whose StorageVersion does not record a complete
+/// migration to its storage version, and records it; false when one failed (tried
+/// again later).
+async fn migrate_compiled(registry: &Registry) -> bool {
+    let mut done = true;
+    for c in storage_versions::compiled(registry) {
+        let target = c.store.storage_api_version();
+        if storage_versions::recorded_migration(registry, &c.name)
+            .await
+            .as_deref()
+            == Some(target.as_str())
+        {
+            continue;
+        }
+        match pass(&c.store).await {
+            Ok(rewritten) => {
+                if rewritten > 0 {
+                    tracing::info!(resource = %c.name, version = %target, rewritten, "migrated stored objects");
+                }
+                done &= storage_versions::record_migration(registry, &c.name, &target).await;
+            }
+            Err(e) => {
+                tracing::warn!(resource = %c.name, error = %e.message, "storage version migration");
+                done = false;
+            }
+        }
+    }
+    done
 }
 
 /// One pass over every key; how many objects it rewrote.

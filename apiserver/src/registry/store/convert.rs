@@ -181,4 +181,17 @@ impl Store {
             }
         }
     }
+
+    /// `objects` converted to `api_version` by this resource's converter (a
+    /// `ConversionReview` kapi answers); 404 when its versions do not convert.
+    pub async fn convert_objects(
+        &self,
+        objects: Vec<Value>,
+        api_version: &str,
+    ) -> Result<Vec<Value>, ApiError> {
+        let Some(c) = &self.conversion else {
+            return Err(ApiError::not_found(self.info(), ""));
+        };
+        conversion::convert(c.converter.as_ref(), objects, api_version).await
+    }
 }
