@@ -540,6 +540,51 @@ impl Kapi {
         (res.code, value)
     }
 
+    /// The store's current revision: a list read from storage carries it as its
+    /// `resourceVersion`, whatever the collection holds.
+    pub fn revision(&self) -> i64 {
+        let probe = "/apis/coordination.k8s.io/v1/namespaces/kube-public/leases";
+        let (code, list) = self.request("GET", probe, "application/json", None);
+        assert_eq!(code, 200, "{list}");
+        list["metadata"]["resourceVersion"]
+            .as_str()
+            .and_then(|rv| rv.parse().ok())
+            .unwrap_or_else(|| panic!("a list has a resourceVersion: {list}"))
+    }
+
+    /// The store's revision once nothing writes any more (the built-in controllers and
+    /// the StorageVersions finish their first passes shortly after the server is
+    /// ready): unchanged for half a second, waited for at most 10 s.
+    pub fn settle(&self) -> i64 {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut last = self.revision();
+        loop {
+            std::thread::sleep(Duration::from_millis(500));
+            let now = self.revision();
+            if now == last || Instant::now() > deadline {
+                return now;
+            }
+            last = now;
+        }
+    }
+
+    /// The events of watch `path` (a path with `?watch=true…`), which the server ends
+    /// after two seconds (`timeoutSeconds=2`).
+    pub fn watch_events(&self, path: &str) -> Vec<Value> {
+        use std::io::BufRead;
+        let res = self
+            .streaming_agent()
+            .get(&format!("{}{path}&timeoutSeconds=2", self.url()))
+            .call()
+            .expect("the watch starts");
+        std::io::BufReader::new(res.into_body().into_reader())
+            .lines()
+            .map_while(Result::ok)
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(&l).expect("JSON lines"))
+            .collect()
+    }
+
     /// `GET path` until `done` holds for the answer, at most `timeout` (then panics with
     /// `what` and the last answer); returns that answer.
     pub fn poll(

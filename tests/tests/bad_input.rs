@@ -40,9 +40,6 @@ const CONFIGMAPS: &str = "/api/v1/namespaces/default/configmaps";
 const SERVICES: &str = "/api/v1/namespaces/default/services";
 const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
 const WIDGETS: &str = "/apis/example.kapi.dev/v1/namespaces/default/widgets";
-/// An empty collection whose list answers with the store's current revision, cheaply.
-const REVISION_PROBE: &str = "/apis/coordination.k8s.io/v1/namespaces/kube-public/leases";
-
 /// kube-apiserver's request body limit (`--max-request-body-bytes`, 3 MiB).
 const BODY_LIMIT: usize = 3 * 1024 * 1024;
 /// The largest object stored (etcd's request limit, 1.5 MiB).
@@ -143,33 +140,6 @@ fn status_mismatch(answer: &Answer, code: u16, reason: &str) -> Option<String> {
         return Some(format!("got {got} {}: {}", status["reason"], short()));
     }
     None
-}
-
-/// The store's current revision: a list read from storage (`resourceVersion` unset is
-/// a quorum read) carries it as its `resourceVersion`, whatever the collection holds.
-fn revision(kapi: &Kapi) -> i64 {
-    let (code, list) = kapi.request("GET", REVISION_PROBE, JSON, None);
-    assert_eq!(code, 200, "{list}");
-    list["metadata"]["resourceVersion"]
-        .as_str()
-        .and_then(|rv| rv.parse().ok())
-        .unwrap_or_else(|| panic!("a list has a resourceVersion: {list}"))
-}
-
-/// The store's revision once nothing writes any more (the built-in controllers finish
-/// their first passes shortly after the server is ready): unchanged for half a second,
-/// bounded.
-fn settled_revision(kapi: &Kapi) -> i64 {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut last = revision(kapi);
-    loop {
-        std::thread::sleep(Duration::from_millis(500));
-        let now = revision(kapi);
-        if now == last || Instant::now() > deadline {
-            return now;
-        }
-        last = now;
-    }
 }
 
 /// The server's resident memory in KiB.
@@ -3465,7 +3435,7 @@ fn run_table(kapi: &Kapi, agent: &ureq::Agent, rows: &[Case]) -> Vec<String> {
     let mut slowest = Vec::new();
     for case in rows {
         let began = Instant::now();
-        let before = case.is_write().then(|| revision(kapi));
+        let before = case.is_write().then(|| kapi.revision());
         let answer = send(kapi, agent, case, Duration::from_secs(20));
         let (code, reason) = (case.code, case.reason);
         if let Some(why) = status_mismatch(&answer, code, reason) {
@@ -3477,7 +3447,7 @@ fn run_table(kapi: &Kapi, agent: &ureq::Agent, rows: &[Case]) -> Vec<String> {
             ));
         }
         if let Some(before) = before {
-            let after = revision(kapi);
+            let after = kapi.revision();
             if after != before {
                 failures.push(format!(
                     "{}: the revision moved from {before} to {after} on a rejected write",
@@ -3512,7 +3482,7 @@ fn run_generated(kapi: &Arc<Kapi>, seed: u64, count: usize, threads: usize) -> G
     let mut start = 0;
     while start < count {
         let end = (start + batch).min(count);
-        let before = revision(kapi);
+        let before = kapi.revision();
         let accepted_before = result.lock().unwrap().accepted.len();
         let next = Arc::new(AtomicUsize::new(start));
         let workers: Vec<_> = (0..threads)
@@ -3568,7 +3538,7 @@ fn run_generated(kapi: &Arc<Kapi>, seed: u64, count: usize, threads: usize) -> G
         for w in workers {
             w.join().expect("a client thread");
         }
-        let after = revision(kapi);
+        let after = kapi.revision();
         let mut r = result.lock().unwrap();
         // A batch where a mutation happened to be valid wrote; others must not have.
         let accepted_now: Vec<(String, String)> = r.accepted[accepted_before..].to_vec();
@@ -3636,13 +3606,13 @@ fn hostile_requests(kapi: Arc<Kapi>) {
     let started = Instant::now();
     create_targets(&kapi);
     // The built-in controllers' writes (a new namespace's ServiceAccount) come first.
-    settled_revision(&kapi);
+    kapi.settle();
     // The revision probe reads the store's revision: a write anywhere moves it to
     // exactly the new object's resourceVersion.
     let (code, probe) = kapi.request("POST", CONFIGMAPS, JSON, Some(&configmap("probe")));
     assert_eq!(code, 201, "{probe}");
     assert_eq!(
-        revision(&kapi).to_string(),
+        kapi.revision().to_string(),
         probe["metadata"]["resourceVersion"].as_str().unwrap(),
         "the revision probe follows writes in other collections"
     );
@@ -3905,7 +3875,7 @@ fn slow_clients_are_cut_off_while_others_are_served() {
 fn clients_that_vanish_mid_body_leave_nothing_behind() {
     let kapi = Kapi::start(Backend::Embedded);
     create_targets(&kapi);
-    let before = settled_revision(&kapi);
+    let before = kapi.settle();
     let mut names = Vec::new();
     for i in 0..24 {
         let name = format!("vanished-{i}");
@@ -3976,11 +3946,11 @@ fn clients_that_vanish_mid_body_leave_nothing_behind() {
     // The server handled them all (a request from a gone client still ends), and
     // stored nothing.
     let deadline = Instant::now() + Duration::from_secs(5);
-    while Instant::now() < deadline && revision(&kapi) != before {
+    while Instant::now() < deadline && kapi.revision() != before {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(
-        revision(&kapi),
+        kapi.revision(),
         before,
         "a vanished client's request was stored"
     );

@@ -7,7 +7,6 @@
 //! Service's Endpoints; a webhook that is down, fails, or returns objects that are not
 //! the ones sent gives kube-apiserver's 500 on reads and refuses writes.
 
-use std::io::{BufRead, BufReader};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -174,21 +173,6 @@ fn reviews_after(hook: &HttpsServer, skip: usize) -> Vec<Value> {
         .collect()
 }
 
-/// The events of a watch that the server ends after two seconds.
-fn watch_events(kapi: &Kapi, path: &str) -> Vec<Value> {
-    let res = kapi
-        .streaming_agent()
-        .get(&format!("{}{path}&timeoutSeconds=2", kapi.url()))
-        .call()
-        .expect("the watch starts");
-    BufReader::new(res.into_body().into_reader())
-        .lines()
-        .map_while(Result::ok)
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(&l).expect("JSON lines"))
-        .collect()
-}
-
 /// Makes Service `namespace/name` (port 443) lead to the webhook: its Endpoints hold
 /// the webhook's address, as the aggregator routes an APIService's Service.
 fn route_service(kapi: &Kapi, hook: &HttpsServer, namespace: &str, name: &str) {
@@ -280,7 +264,7 @@ fn each_version_reads_writes_patches_and_watches_the_other_through_a_service() {
         .unwrap()
         .to_string();
     create(&kapi, V1, "c", json!({"host": "w", "port": 83}));
-    let events = watch_events(&kapi, &format!("{V1BETA1}?watch=true&resourceVersion={rv}"));
+    let events = kapi.watch_events(&format!("{V1BETA1}?watch=true&resourceVersion={rv}"));
     let added = events
         .iter()
         .find(|e| e["object"]["metadata"]["name"] == "c")
@@ -441,7 +425,7 @@ fn a_page_of_objects_stored_in_both_versions_converts_in_one_review() {
         );
 
         // Watched in v1beta1 from the start: the object stored in v1 arrives converted.
-        let events = watch_events(kapi, &format!("{V1BETA1}?watch=true"));
+        let events = kapi.watch_events(&format!("{V1BETA1}?watch=true"));
         let b = events
             .iter()
             .find(|e| e["object"]["metadata"]["name"] == "b")

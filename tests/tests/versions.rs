@@ -4,8 +4,6 @@
 //! lists, watches, the status subresource, patches and validation in the request's
 //! version), kubectl 1.27–1.33, and kube-rs, on both backends.
 
-use std::io::{BufRead, BufReader};
-
 use futures_util::StreamExt;
 use kapi_tests::{KUBECTL_RELEASES, Kapi, on_every_backend};
 use kube::api::{
@@ -35,21 +33,6 @@ fn get(kapi: &Kapi, path: &str) -> Value {
     let (code, body) = kapi.request("GET", path, JSON, None);
     assert_eq!(code, 200, "GET {path}: {body}");
     body
-}
-
-/// The events of a watch that the server ends after two seconds.
-fn watch_events(kapi: &Kapi, path: &str) -> Vec<Value> {
-    let res = kapi
-        .streaming_agent()
-        .get(&format!("{}{path}&timeoutSeconds=2", kapi.url()))
-        .call()
-        .expect("the watch starts");
-    BufReader::new(res.into_body().into_reader())
-        .lines()
-        .map_while(Result::ok)
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(&l).expect("JSON lines"))
-        .collect()
 }
 
 #[test]
@@ -163,7 +146,7 @@ fn both_widget_versions_read_and_write_each_other_over_http() {
             JSON,
             &json!({"metadata": {"name": "d"}, "spec": {"color": "teal"}}),
         );
-        let events = watch_events(kapi, &format!("{V1ALPHA1}?watch=true&resourceVersion={rv}"));
+        let events = kapi.watch_events(&format!("{V1ALPHA1}?watch=true&resourceVersion={rv}"));
         let d = events
             .iter()
             .find(|e| e["object"]["metadata"]["name"] == "d")
