@@ -268,7 +268,7 @@ impl Builder {
             });
             let mut space = TypeSpace::new(&definitions, &externs);
             build_types(&mut resources, &mut space);
-            let conversions = build_conversions(&resources, &mut diags);
+            let conversions = build_conversions(&resources, &space, &mut diags);
             if !diags.is_empty() {
                 return Err(Error::Invalid(diags));
             }
@@ -447,16 +447,29 @@ fn build_types(resources: &mut [ResourceDef], space: &mut TypeSpace) {
 /// diagnostic for each field that converts neither by name nor through hooks.
 fn build_conversions(
     resources: &[ResourceDef],
+    space: &TypeSpace,
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<(String, String, String, ConversionDef)> {
     let mut out = Vec::new();
+    // Every shared definition's types, and those of the resource's group's versions.
+    let mut shared = BTreeMap::new();
+    for (module, types) in &space.definition_types {
+        for t in types {
+            shared.insert((module.clone(), t.name().to_string()), t.clone());
+        }
+    }
     for res in resources {
+        let webhook = matches!(res.crd.conversion, kapi_core::crd::Conversion::Webhook(_));
+        if !webhook || res.external_conversion {
+            continue;
+        }
         let group = &res.crd.group;
-        let mut types = BTreeMap::new();
+        let mut types = shared.clone();
         for other in resources.iter().filter(|r| &r.crd.group == group) {
             for v in &other.versions {
+                let module = vec![module_name(group), v.module.clone()];
                 for t in &v.types {
-                    types.insert((v.module.clone(), t.name().to_string()), t.clone());
+                    types.insert((module.clone(), t.name().to_string()), t.clone());
                 }
             }
         }

@@ -65,17 +65,32 @@ fn fill(f: &FieldFill) -> TokenStream {
     }
 }
 
-fn type_path(side: &(String, String)) -> TokenStream {
-    let (m, t) = (ident(&side.0), ident(&side.1));
-    quote!(super::#m::#t)
+/// A type's path from the `conversions` module of `group`: `super::v1::Widget` for a
+/// version of the group, `super::super::io::k8s::…::T` for a shared definition.
+fn type_path(group: &str, side: &(Vec<String>, String)) -> TokenStream {
+    let t = ident(&side.1);
+    match side.0.as_slice() {
+        [g, version] if g == group => {
+            let v = ident(version);
+            quote!(super::#v::#t)
+        }
+        module => {
+            let module = module.iter().map(|m| ident(m));
+            quote!(super::super::#(#module::)*#t)
+        }
+    }
 }
 
-fn pair_fn(pair: &PairDef, hooks: Option<&syn::Path>) -> TokenStream {
+fn pair_fn(group: &str, pair: &PairDef, hooks: Option<&syn::Path>) -> TokenStream {
     let function = ident(&pair.function);
-    let (from, to) = (type_path(&pair.from), type_path(&pair.to));
+    let (from, to) = (type_path(group, &pair.from), type_path(group, &pair.to));
+    let last = |m: &[String]| m.last().cloned().unwrap_or_default();
     let doc = format!(
         " A `{}` {} as its `{}` {}.",
-        pair.from.1, pair.from.0, pair.to.1, pair.to.0
+        pair.from.1,
+        last(&pair.from.0),
+        pair.to.1,
+        last(&pair.to.0)
     );
     let body = match &pair.body {
         PairBody::Enum(variants) => {
@@ -130,7 +145,10 @@ pub fn conversion_items(def: &ConversionDef) -> TokenStream {
         .hooks
         .as_deref()
         .and_then(|h| syn::parse_str::<syn::Path>(h).ok());
-    let functions = def.pairs.iter().map(|p| pair_fn(p, hooks.as_ref()));
+    let functions = def
+        .pairs
+        .iter()
+        .map(|p| pair_fn(&def.group, p, hooks.as_ref()));
     let kind = ident(&def.kind);
     let converter = format_ident!("{}Converter", def.kind);
     let hub = ident(&def.hub);

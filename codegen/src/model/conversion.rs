@@ -68,10 +68,11 @@ pub enum PairBody {
 pub struct PairDef {
     /// The function's name.
     pub function: String,
-    /// `(version module, type)` converted from.
-    pub from: (String, String),
-    /// `(version module, type)` converted to.
-    pub to: (String, String),
+    /// `(module path from the generated root, type)` converted from: a version's
+    /// module (`[group, v1]`) or a shared definition's.
+    pub from: (Vec<String>, String),
+    /// `(module path, type)` converted to.
+    pub to: (Vec<String>, String),
     /// What it does.
     pub body: PairBody,
 }
@@ -79,6 +80,8 @@ pub struct PairDef {
 /// A resource's conversion.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConversionDef {
+    /// The group's module, which the conversion's module sits in.
+    pub group: String,
     /// The kind (the resource's own type in every version).
     pub kind: String,
     /// The hub's version module.
@@ -104,19 +107,24 @@ pub struct Unmatched {
     pub other: String,
 }
 
-/// One version's side of a walk: its module.
+/// Where a type of one side of a walk lives: the version's module, for the types
+/// named in it (definitions name their own).
 #[derive(Clone, Copy)]
 struct Side<'a> {
-    module: &'a str,
+    module: &'a [String],
 }
 
+/// A type: its module path and name.
+type TypeKey = (Vec<String>, String);
+
 struct Walker<'a> {
-    /// Every type of the group, by `(version module, name)`.
-    types: &'a BTreeMap<(String, String), TypeDef>,
+    /// Every type of the group's versions and of the shared definitions, by module
+    /// path and name.
+    types: &'a BTreeMap<TypeKey, TypeDef>,
     hooks: bool,
     pairs: Vec<PairDef>,
     /// Pairs made or being made, to their function names.
-    named: BTreeMap<(String, String, String, String), String>,
+    named: BTreeMap<(TypeKey, TypeKey), String>,
     unmatched: Vec<Unmatched>,
     versions: (&'a str, &'a str),
 }
@@ -128,18 +136,30 @@ fn schema_root(index: usize) -> FieldPath {
         .child("openAPIV3Schema")
 }
 
-/// The function name of a pair: `widget_spec_v1alpha1_to_v1`.
-fn function_name(from: (&str, &str), to: (&str, &str)) -> String {
+/// The function name of a pair: `widget_spec_v1alpha1_to_v1` (each side named by
+/// the last segment of its module).
+fn function_name(from: &TypeKey, to: &TypeKey) -> String {
+    let last = |k: &TypeKey| k.0.last().cloned().unwrap_or_default();
     let base = if from.1 == to.1 {
-        super::field_ident_name(from.1)
+        super::field_ident_name(&from.1)
     } else {
         format!(
             "{}_{}",
-            super::field_ident_name(from.1),
-            super::field_ident_name(to.1)
+            super::field_ident_name(&from.1),
+            super::field_ident_name(&to.1)
         )
     };
-    format!("{base}_{}_to_{}", from.0, to.0)
+    format!("{base}_{}_to_{}", last(from), last(to))
+}
+
+/// Where a field's type lives, when it is a generated type: named in the side's module,
+/// or a shared definition's.
+fn type_key(ty: &TypeRef, side: Side<'_>) -> Option<TypeKey> {
+    match ty {
+        TypeRef::Named(name) => Some((side.module.to_vec(), name.clone())),
+        TypeRef::Defined { module, name } => Some((module.clone(), name.clone())),
+        _ => None,
+    }
 }
 
 impl Walker<'_> {
@@ -151,11 +171,17 @@ impl Walker<'_> {
         to: (&TypeRef, Side<'_>, &FieldPath),
         field: &str,
     ) -> Option<ValueConv> {
+        if let (Some(a), Some(b)) = (type_key(from.0, from.1), type_key(to.0, to.1)) {
+            // One shared definition on both sides is the same type.
+            if a == b && matches!(from.0, TypeRef::Defined { .. }) {
+                return Some(ValueConv::Clone);
+            }
+            return self
+                .pair((a, from.2.clone()), (b, to.2.clone()), field)
+                .map(ValueConv::Call);
+        }
         match (from.0, to.0) {
             (TypeRef::I32, TypeRef::I64) => Some(ValueConv::Widen),
-            (TypeRef::Named(a), TypeRef::Named(b)) => self
-                .pair((a, from.1, from.2.clone()), (b, to.1, to.2.clone()), field)
-                .map(ValueConv::Call),
             (TypeRef::List(a), TypeRef::List(b)) => {
                 let inner = self.conv(
                     (a, from.1, &from.2.child("items")),
@@ -179,7 +205,8 @@ impl Walker<'_> {
                     inner => ValueConv::Map(Box::new(inner)),
                 })
             }
-            (TypeRef::Named(_), _) | (_, TypeRef::Named(_)) => None,
+            (TypeRef::Named(_) | TypeRef::Defined { .. }, _)
+            | (_, TypeRef::Named(_) | TypeRef::Defined { .. }) => None,
             (TypeRef::List(_) | TypeRef::Map(_), _) | (_, TypeRef::List(_) | TypeRef::Map(_)) => {
                 None
             }
@@ -189,29 +216,25 @@ impl Walker<'_> {
     }
 
     /// The function converting type `from.0` to `to.0`, made if new; `None` when they
-    /// cannot convert (a struct and an enum, enums of other values).
+    /// cannot convert (a struct and an enum, enums of other values). `from.1` and
+    /// `to.1` are their places in the schemas.
     fn pair(
         &mut self,
-        from: (&str, Side<'_>, FieldPath),
-        to: (&str, Side<'_>, FieldPath),
+        from: (TypeKey, FieldPath),
+        to: (TypeKey, FieldPath),
         field: &str,
     ) -> Option<String> {
-        let key = (
-            from.1.module.to_string(),
-            from.0.to_string(),
-            to.1.module.to_string(),
-            to.0.to_string(),
-        );
+        let key = (from.0.clone(), to.0.clone());
         if let Some(name) = self.named.get(&key) {
             return Some(name.clone());
         }
-        let from_def = self
-            .types
-            .get(&(from.1.module.to_string(), from.0.to_string()))?;
-        let to_def = self
-            .types
-            .get(&(to.1.module.to_string(), to.0.to_string()))?;
-        let function = function_name((from.1.module, from.0), (to.1.module, to.0));
+        let types = self.types;
+        let from_def = types.get(&from.0)?;
+        let to_def = types.get(&to.0)?;
+        let mut function = function_name(&from.0, &to.0);
+        while self.named.values().any(|f| *f == function) {
+            function.push('_');
+        }
         let body = match (from_def, to_def) {
             (TypeDef::Enum(a), TypeDef::Enum(b)) => {
                 let mut variants = Vec::new();
@@ -224,8 +247,11 @@ impl Walker<'_> {
             (TypeDef::Struct(_), TypeDef::Struct(_)) => {
                 // Named before its fields are walked: a type that holds itself converts.
                 self.named.insert(key.clone(), function.clone());
-                let body =
-                    self.struct_body(from_def, to_def, (from.1, &from.2), (to.1, &to.2), field);
+                let sides = (
+                    (Side { module: &from.0.0 }, &from.1),
+                    (Side { module: &to.0.0 }, &to.1),
+                );
+                let body = self.struct_body(from_def, to_def, sides.0, sides.1, field);
                 if body.is_none() {
                     self.named.remove(&key);
                 }
@@ -236,8 +262,8 @@ impl Walker<'_> {
         self.named.insert(key, function.clone());
         self.pairs.push(PairDef {
             function: function.clone(),
-            from: (from.1.module.to_string(), from.0.to_string()),
-            to: (to.1.module.to_string(), to.0.to_string()),
+            from: from.0,
+            to: to.0,
             body,
         });
         Some(function)
@@ -362,7 +388,7 @@ fn fill(s: &FieldDef, t: &FieldDef, conv: ValueConv) -> Option<FieldFill> {
 /// that convert neither way nor are left to hooks, otherwise empty.
 pub fn build(
     res: &ResourceDef,
-    group_types: &BTreeMap<(String, String), TypeDef>,
+    types: &BTreeMap<TypeKey, TypeDef>,
 ) -> (Option<ConversionDef>, Vec<Unmatched>) {
     let webhook = matches!(res.crd.conversion, kapi_core::crd::Conversion::Webhook(_));
     if !webhook || res.external_conversion {
@@ -377,7 +403,7 @@ pub fn build(
     };
     let kind = res.crd.names.kind.clone();
     let mut walker = Walker {
-        types: group_types,
+        types,
         hooks: res.conversion_hooks.is_some(),
         pairs: Vec::new(),
         named: BTreeMap::new(),
@@ -385,25 +411,23 @@ pub fn build(
         versions: ("", ""),
     };
     let mut spokes = Vec::new();
-    let hub_side = Side {
-        module: &hub.module,
-    };
+    let group = super::module_name(&res.crd.group);
+    let key = |module: &str| (vec![group.clone(), module.to_string()], kind.clone());
     for v in res.versions.iter().filter(|v| v.index != hub.index) {
-        let side = Side { module: &v.module };
         let names = (
             &res.crd.versions[v.index].name,
             &res.crd.versions[hub.index].name,
         );
         walker.versions = (names.0, names.1);
         let up = walker.pair(
-            (&kind, side, schema_root(v.index)),
-            (&kind, hub_side, schema_root(hub.index)),
+            (key(&v.module), schema_root(v.index)),
+            (key(&hub.module), schema_root(hub.index)),
             "",
         );
         walker.versions = (names.1, names.0);
         let down = walker.pair(
-            (&kind, hub_side, schema_root(hub.index)),
-            (&kind, side, schema_root(v.index)),
+            (key(&hub.module), schema_root(hub.index)),
+            (key(&v.module), schema_root(v.index)),
             "",
         );
         if let (Some(up), Some(down)) = (up, down) {
@@ -415,6 +439,7 @@ pub fn build(
     unmatched.sort_by_key(|u| u.schema_path.to_document_path());
     unmatched.dedup_by_key(|u| u.schema_path.to_document_path());
     let def = ConversionDef {
+        group,
         kind,
         hub: hub.module.clone(),
         spokes,

@@ -13,12 +13,30 @@ pub mod testdata {
 }
 
 pub mod hooks {
-    //! The conversion hooks of `conversion.yaml`'s Gadget: v2 renames `owner` to
-    //! `maintainer`, splits `endpoint` (`host:port`) in two and widens `weight`.
+    //! The conversion hooks of `conversion.yaml`'s Gadget (v2 renames `owner` to
+    //! `maintainer`, splits `endpoint` (`host:port`) in two and widens `weight`) and of
+    //! `conversion_definitions.yaml`'s Pool (v1's `zone` is v2's `zones`).
 
     use kapi_core::conversion::Convert;
 
     use crate::fixtures::conv_example_com::{v1, v2};
+    use crate::fixtures::io::example::pools;
+
+    /// The hooks `conversion_definitions.yaml` names.
+    pub struct PoolConversion;
+
+    impl Convert<pools::v1::PoolSpec, pools::v2::PoolSpec> for PoolConversion {
+        fn convert(from: &pools::v1::PoolSpec, to: &mut pools::v2::PoolSpec) {
+            to.zones = from.zone.clone().map(|z| vec![z]);
+        }
+    }
+
+    impl Convert<pools::v2::PoolSpec, pools::v1::PoolSpec> for PoolConversion {
+        fn convert(from: &pools::v2::PoolSpec, to: &mut pools::v1::PoolSpec) {
+            to.zone = from.zones.as_ref().and_then(|z| z.first().cloned());
+            to.size = from.size.and_then(|s| i32::try_from(s).ok());
+        }
+    }
 
     /// The hooks the fixture names (`kapi.dev/conversion-hooks`).
     pub struct GadgetConversion;

@@ -19,15 +19,41 @@ impl Registrar for Conversions {
     }
 }
 
-fn converter() -> Arc<dyn VersionConverter> {
+/// The conversion the fixtures register for `group`.
+fn converter_of(group: &str) -> Arc<dyn VersionConverter> {
     let mut c = Conversions::default();
     kapi_codegen_compile_tests::fixtures::register(&mut c);
-    let [(group, plural, converter)] = <[_; 1]>::try_from(c.0).ok().expect("one conversion");
+    let groups: Vec<(&str, &str)> =
+        c.0.iter()
+            .map(|(g, p, _)| (g.as_str(), p.as_str()))
+            .collect();
     assert_eq!(
-        (group.as_str(), plural.as_str()),
-        ("conv.example.com", "gadgets")
+        groups,
+        [
+            ("conv.example.com", "gadgets"),
+            ("defs.example.com", "pools")
+        ],
+        "one per converting fixture"
     );
-    converter
+    c.0.into_iter()
+        .find(|(g, _, _)| g == group)
+        .map(|(_, _, c)| c)
+        .expect("registered")
+}
+
+fn converter() -> Arc<dyn VersionConverter> {
+    converter_of("conv.example.com")
+}
+
+#[test]
+fn shared_definitions_convert_through_their_hooks_and_a_shared_one_is_cloned() {
+    let c = converter_of("defs.example.com");
+    let v1 = json!({"apiVersion": "defs.example.com/v1", "kind": "Pool", "metadata": {"name": "p"},
+        "spec": {"size": 3, "zone": "eu-1"}, "status": {"ready": 2}});
+    let v2 = c.convert(v1.clone(), "defs.example.com/v2").unwrap();
+    assert_eq!(v2["spec"], json!({"size": 3, "zones": ["eu-1"]}));
+    assert_eq!(v2["status"], json!({"ready": 2}));
+    assert_eq!(c.convert(v2, "defs.example.com/v1").unwrap(), v1);
 }
 
 fn v1() -> Value {
