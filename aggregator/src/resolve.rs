@@ -9,7 +9,7 @@
 //! kube-aggregator's resolver is handed to kube-apiserver's webhook clients.
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 
 use async_trait::async_trait;
 use kapi_apiserver::webhook::ServiceResolver;
@@ -134,28 +134,41 @@ pub async fn resolve(
 
 /// Resolves the Services webhooks name through their Endpoints, as [`resolve`] does.
 pub struct EndpointServiceResolver {
-    /// Weak: the registry's stores hold converters that hold this resolver.
-    registry: Weak<Registry>,
+    /// Weak: the registry's stores hold converters that hold this resolver. Set once,
+    /// when the registry exists ([`EndpointServiceResolver::bind`]).
+    registry: OnceLock<Weak<Registry>>,
 }
 
 impl EndpointServiceResolver {
     /// A resolver reading `registry`'s Services and Endpoints.
     pub fn new(registry: &Arc<Registry>) -> Self {
+        let resolver = Self::unbound();
+        resolver.bind(registry);
+        resolver
+    }
+
+    /// A resolver for a registry still to be made (its compiled resources' converters
+    /// need one): it resolves nothing until [`EndpointServiceResolver::bind`].
+    pub fn unbound() -> Self {
         Self {
-            registry: Arc::downgrade(registry),
+            registry: OnceLock::new(),
         }
     }
 
-    /// [`EndpointServiceResolver::new`], shared as webhook clients take it.
-    pub fn shared(registry: &Arc<Registry>) -> Arc<dyn ServiceResolver> {
-        Arc::new(Self::new(registry))
+    /// Reads `registry` from now on (the first registry bound stays).
+    pub fn bind(&self, registry: &Arc<Registry>) {
+        let _ = self.registry.set(Arc::downgrade(registry));
     }
 }
 
 #[async_trait]
 impl ServiceResolver for EndpointServiceResolver {
     async fn resolve(&self, namespace: &str, name: &str, port: u16) -> Result<SocketAddr, String> {
-        let registry = self.registry.upgrade().ok_or("the server is stopping")?;
+        let registry = self
+            .registry
+            .get()
+            .and_then(Weak::upgrade)
+            .ok_or("the server's registry is not ready, or is stopping")?;
         let service = ServiceRef {
             namespace: namespace.to_string(),
             name: name.to_string(),

@@ -34,7 +34,22 @@ impl WebhookConverter {
     /// The converter `crd` asks for, if its strategy is `Webhook`; `services` resolves
     /// a `clientConfig.service`.
     pub fn for_crd(crd: &Value, services: Option<&Arc<dyn ServiceResolver>>) -> Option<Self> {
-        let conversion = &crd["spec"]["conversion"];
+        Self::for_conversion(&crd["spec"]["conversion"], services)
+    }
+
+    /// [`WebhookConverter::for_crd`] from a CRD's `spec.conversion` as JSON text (what
+    /// a compiled resource's `register` hands over).
+    pub fn for_conversion_json(
+        conversion: &str,
+        services: Option<&Arc<dyn ServiceResolver>>,
+    ) -> Option<Self> {
+        Self::for_conversion(&serde_json::from_str(conversion).ok()?, services)
+    }
+
+    fn for_conversion(
+        conversion: &Value,
+        services: Option<&Arc<dyn ServiceResolver>>,
+    ) -> Option<Self> {
         if conversion["strategy"] != "Webhook" {
             return None;
         }

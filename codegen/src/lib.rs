@@ -185,9 +185,9 @@ impl Builder {
 
     /// Generates no conversion for a resource whose versions convert through a webhook
     /// of its own (a real CRD whose operator serves the conversion, as tekton's and the
-    /// OpenTelemetry operator's do), named as its CRD is: its versions are then served
-    /// as `None` conversion serves them, only `apiVersion` changing. `"*"` names every
-    /// resource.
+    /// OpenTelemetry operator's do), named as its CRD is: its versions then convert
+    /// through that webhook, as a run-time CRD's (`register` hands its `spec.conversion`
+    /// to the server). `"*"` names every resource.
     pub fn external_conversion(mut self, resource: &str) -> Self {
         self.external_conversions.insert(resource.to_string());
         self
@@ -534,7 +534,22 @@ fn render(checked: &Checked) -> Output {
             plural.clone(),
         ));
     }
-    out.root = emit::register_fn(&served, &conversions);
+    // Resources whose conversion is their own webhook's: the server calls it.
+    let webhooks: Vec<(String, String, String)> = checked
+        .resources
+        .iter()
+        .filter(|r| r.external_conversion)
+        .filter(|r| matches!(r.crd.conversion, kapi_core::crd::Conversion::Webhook(_)))
+        .map(|r| {
+            let conversion = r.doc.value["spec"]["conversion"].to_string();
+            (
+                r.crd.group.clone(),
+                r.crd.names.plural.to_string(),
+                conversion,
+            )
+        })
+        .collect();
+    out.root = emit::register_fn(&served, &conversions, &webhooks);
     if shared {
         out.root
             .extend(emit::definitions_fn(&checked.definitions.to_json()));

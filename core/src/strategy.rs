@@ -133,6 +133,13 @@ pub trait Registrar {
     ) {
         let _ = (group, plural, converter);
     }
+
+    /// Installs the conversion webhook of resource `(group, plural)`, whose versions
+    /// convert through its own webhook (`conversion`: the CRD's `spec.conversion` as
+    /// JSON). Ignored unless the registrar calls webhooks.
+    fn register_conversion_webhook(&mut self, group: &str, plural: &str, conversion: &str) {
+        let _ = (group, plural, conversion);
+    }
 }
 
 /// Generic create preparation shared by every strategy.

@@ -13,6 +13,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
+use kapi_apiextensions::conversion::WebhookConverter;
 use kapi_apiserver::webhook::ServiceResolver;
 use kapi_storage::{EmbeddedConfig, EmbeddedStorage, Storage};
 use tokio::net::TcpListener;
@@ -260,20 +261,11 @@ pub async fn serve(
         &config.prefix,
         kapi_kube::controlplane::ENCRYPTION_NAMES,
     );
-    let instrumented: Arc<dyn Storage> = Arc::new(InstrumentedStorage::new(storage.clone()));
-    let options = store_options(&config, &instrumented);
-    let registry = Arc::new(Registry::with_options(
-        &resources,
-        instrumented,
-        &config.prefix,
-        &options,
-    ));
+    let (registry, services) = registry(&config, &resources, &storage);
     ensure_bootstrap_objects(&registry, &config.service_ranges).await;
 
     let (stop_tx, stop_rx) = watch::channel(false);
     // Stored CRDs are served before the first request is taken.
-    // Webhooks' Services (conversion and admission) resolve as the aggregator's do.
-    let services = kapi_aggregator::resolve::EndpointServiceResolver::shared(&registry);
     let (crd_controller, mut crds_synced) =
         kapi_apiextensions::start(registry.clone(), Some(services.clone()), stop_rx.clone());
     wait_synced(&mut crds_synced, "the CustomResourceDefinitions").await;
@@ -394,6 +386,34 @@ pub async fn serve(
 
 /// The store options: what every resource gets (the object size limit, the watch
 /// caches), and what [`kapi_kube::controlplane`] adds for particular built-ins.
+/// The registry of `resources` over `storage`, and what resolves the Services webhooks
+/// name (conversion and admission), as the aggregator's routing does.
+fn registry(
+    config: &ServeConfig,
+    resources: &Resources,
+    storage: &Arc<dyn Storage>,
+) -> (Arc<Registry>, Arc<dyn ServiceResolver>) {
+    let instrumented: Arc<dyn Storage> = Arc::new(InstrumentedStorage::new(storage.clone()));
+    let mut options = store_options(config, &instrumented);
+    // Bound to the registry once it exists: the converters its stores hold use it.
+    let resolver = Arc::new(kapi_aggregator::resolve::EndpointServiceResolver::unbound());
+    let services: Arc<dyn ServiceResolver> = resolver.clone();
+    for (resource, conversion) in resources.conversion_webhooks() {
+        let converter = WebhookConverter::for_conversion_json(conversion, Some(&services));
+        if let Some(c) = converter {
+            options.converters.insert(resource.clone(), Arc::new(c));
+        }
+    }
+    let registry = Arc::new(Registry::with_options(
+        resources,
+        instrumented,
+        &config.prefix,
+        &options,
+    ));
+    resolver.bind(&registry);
+    (registry, services)
+}
+
 fn store_options(config: &ServeConfig, storage: &Arc<dyn Storage>) -> StoreOptions {
     let mut options = StoreOptions {
         max_object_bytes: Some(config.security.limits.max_object_bytes),

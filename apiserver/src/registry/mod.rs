@@ -45,6 +45,9 @@ pub struct Resources {
     strategies: Vec<Arc<dyn ObjectStrategy>>,
     /// Generated conversions by `(group, plural)`.
     conversions: BTreeMap<(String, String), Arc<dyn VersionConverter>>,
+    /// The `spec.conversion` (JSON) of compiled resources that convert through their
+    /// own webhook, by `(group, plural)`.
+    conversion_webhooks: BTreeMap<(String, String), String>,
 }
 
 impl Resources {
@@ -56,6 +59,13 @@ impl Resources {
     /// The collected strategies, in registration order.
     pub fn strategies(&self) -> &[Arc<dyn ObjectStrategy>] {
         &self.strategies
+    }
+
+    /// The conversion webhooks of compiled resources (`spec.conversion` as JSON), by
+    /// `(group, plural)`: the server makes their [`Converter`]s
+    /// ([`StoreOptions::converters`]).
+    pub fn conversion_webhooks(&self) -> &BTreeMap<(String, String), String> {
+        &self.conversion_webhooks
     }
 }
 
@@ -74,6 +84,13 @@ impl Registrar for Resources {
     ) {
         self.conversions
             .insert((group.to_string(), plural.to_string()), converter);
+    }
+
+    fn register_conversion_webhook(&mut self, group: &str, plural: &str, conversion: &str) {
+        self.conversion_webhooks.insert(
+            (group.to_string(), plural.to_string()),
+            conversion.to_string(),
+        );
     }
 }
 
@@ -94,6 +111,9 @@ pub struct StoreOptions {
     /// [`total_budget`](CacherConfig::total_budget) is shared by all of them; without
     /// one the registry makes one of [`DEFAULT_TOTAL_BUDGET_BYTES`].
     pub watch_cache: CacherConfig,
+    /// How compiled resources without a generated conversion convert, by
+    /// `(group, plural)` (their own conversion webhooks).
+    pub converters: BTreeMap<(String, String), Arc<dyn Converter>>,
 }
 
 /// etcd's default request limit, which bounds kube-apiserver's objects: 1.5 MiB.

@@ -9,10 +9,18 @@ use kapi_core::{ObjectStrategy, Registrar};
 use serde_json::{Value, json};
 
 #[derive(Default)]
-struct Conversions(Vec<(String, String, Arc<dyn VersionConverter>)>);
+struct Conversions(
+    Vec<(String, String, Arc<dyn VersionConverter>)>,
+    Vec<(String, String, Value)>,
+);
 
 impl Registrar for Conversions {
     fn register(&mut self, _: Arc<dyn ObjectStrategy>) {}
+
+    fn register_conversion_webhook(&mut self, group: &str, plural: &str, conversion: &str) {
+        let conversion = serde_json::from_str(conversion).expect("JSON");
+        self.1.push((group.into(), plural.into(), conversion));
+    }
 
     fn register_conversion(&mut self, group: &str, plural: &str, c: Arc<dyn VersionConverter>) {
         self.0.push((group.into(), plural.into(), c));
@@ -43,6 +51,37 @@ fn converter_of(group: &str) -> Arc<dyn VersionConverter> {
 
 fn converter() -> Arc<dyn VersionConverter> {
     converter_of("conv.example.com")
+}
+
+#[test]
+fn external_conversions_hand_their_webhook_to_the_server() {
+    let mut c = Conversions::default();
+    kapi_codegen_compile_tests::testdata::register(&mut c);
+    assert!(
+        c.0.is_empty(),
+        "no conversion is generated for the testdata"
+    );
+    let resources: Vec<(&str, &str)> =
+        c.1.iter()
+            .map(|(g, p, _)| (g.as_str(), p.as_str()))
+            .collect();
+    assert_eq!(
+        resources,
+        [
+            ("opentelemetry.io", "opentelemetrycollectors"),
+            ("tekton.dev", "pipelines"),
+        ]
+    );
+    let tekton = &c.1[1].2;
+    assert_eq!(tekton["strategy"], "Webhook");
+    assert_eq!(
+        tekton["webhook"]["clientConfig"]["service"]["name"],
+        "tekton-pipelines-webhook"
+    );
+    assert_eq!(
+        tekton["webhook"]["conversionReviewVersions"],
+        json!(["v1beta1", "v1"])
+    );
 }
 
 #[test]
