@@ -92,7 +92,12 @@ fn with_entry(status: &Value, entry: &Value) -> Value {
     entries.sort_by(|a, b| a["apiServerID"].as_str().cmp(&b["apiServerID"].as_str()));
     let first = &entries[0]["encodingVersion"];
     let equal = entries.iter().all(|e| &e["encodingVersion"] == first);
-    let now = kapi_apiserver::registry::object::now();
+    // The condition's transition time moves only when its status does.
+    let was = &status["conditions"][0];
+    let now = match was["status"].as_str() {
+        Some(s) if (s == "True") == equal => was["lastTransitionTime"].clone(),
+        _ => json!(kapi_apiserver::registry::object::now()),
+    };
     let mut status = json!({
         "storageVersions": entries,
         "conditions": [{
@@ -204,6 +209,13 @@ mod tests {
         );
         assert_eq!(again["storageVersions"].as_array().unwrap().len(), 2);
         assert_eq!(again["commonEncodingVersion"], "apps/v1");
+        let mut stamped = one.clone();
+        stamped["conditions"][0]["lastTransitionTime"] = json!("2020-01-01T00:00:00Z");
+        let republished = with_entry(&stamped, &a);
+        assert_eq!(
+            republished["conditions"][0]["lastTransitionTime"], "2020-01-01T00:00:00Z",
+            "a restart that changes nothing keeps the condition's time"
+        );
         assert_eq!(name_of("", "pods"), "core.pods");
     }
 }
