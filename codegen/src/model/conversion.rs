@@ -182,29 +182,20 @@ impl Walker<'_> {
         }
         match (from.0, to.0) {
             (TypeRef::I32, TypeRef::I64) => Some(ValueConv::Widen),
-            (TypeRef::List(a), TypeRef::List(b)) => {
-                let inner = self.conv(
-                    (a, from.1, &from.2.child("items")),
-                    (b, to.1, &to.2.child("items")),
-                    field,
-                )?;
-                // A list of values that clone is cloned whole.
-                Some(match inner {
-                    ValueConv::Clone => ValueConv::Clone,
-                    inner => ValueConv::List(Box::new(inner)),
-                })
-            }
-            (TypeRef::Map(a), TypeRef::Map(b)) => {
-                let inner = self.conv(
-                    (a, from.1, &from.2.child("additionalProperties")),
-                    (b, to.1, &to.2.child("additionalProperties")),
-                    field,
-                )?;
-                Some(match inner {
-                    ValueConv::Clone => ValueConv::Clone,
-                    inner => ValueConv::Map(Box::new(inner)),
-                })
-            }
+            (TypeRef::List(a), TypeRef::List(b)) => self.each(
+                (a, from.1, from.2),
+                (b, to.1, to.2),
+                "items",
+                field,
+                ValueConv::List,
+            ),
+            (TypeRef::Map(a), TypeRef::Map(b)) => self.each(
+                (a, from.1, from.2),
+                (b, to.1, to.2),
+                "additionalProperties",
+                field,
+                ValueConv::Map,
+            ),
             (TypeRef::Named(_) | TypeRef::Defined { .. }, _)
             | (_, TypeRef::Named(_) | TypeRef::Defined { .. }) => None,
             (TypeRef::List(_) | TypeRef::Map(_), _) | (_, TypeRef::List(_) | TypeRef::Map(_)) => {
@@ -213,6 +204,27 @@ impl Walker<'_> {
             (a, b) if a == b => Some(ValueConv::Clone),
             _ => None,
         }
+    }
+
+    /// How the items (`child`: `items` or `additionalProperties`) of a list or map
+    /// convert, made by `wrap`; values that clone make the whole collection clone.
+    fn each(
+        &mut self,
+        from: (&TypeRef, Side<'_>, &FieldPath),
+        to: (&TypeRef, Side<'_>, &FieldPath),
+        child: &str,
+        field: &str,
+        wrap: fn(Box<ValueConv>) -> ValueConv,
+    ) -> Option<ValueConv> {
+        let inner = self.conv(
+            (from.0, from.1, &from.2.child(child)),
+            (to.0, to.1, &to.2.child(child)),
+            field,
+        )?;
+        Some(match inner {
+            ValueConv::Clone => ValueConv::Clone,
+            inner => wrap(Box::new(inner)),
+        })
     }
 
     /// The function converting type `from.0` to `to.0`, made if new; `None` when they

@@ -212,14 +212,7 @@ async fn check_service_ip(
     let Some(address) = held else {
         if create(stores, svc, ip).await {
             let note = format!("Cluster IP [{family}]: {ip} is not allocated; repairing");
-            recorder
-                .warn(
-                    service(svc),
-                    "ClusterIPNotAllocated",
-                    "ClusterIPAllocation",
-                    note,
-                )
-                .await;
+            not_allocated(recorder, svc, note).await;
         }
         return;
     };
@@ -255,6 +248,12 @@ async fn check_service_ip(
     if labels[IP_FAMILY_LABEL] != family || labels[MANAGED_BY.0] != MANAGED_BY.1 {
         recreate(stores, address, svc, ip).await;
     }
+}
+
+/// kube's Warning that a Service's cluster IP is not (rightly) allocated.
+async fn not_allocated(recorder: &mut Recorder, svc: &Value, note: String) {
+    let (reason, action) = ("ClusterIPNotAllocated", "ClusterIPAllocation");
+    recorder.warn(service(svc), reason, action, note).await;
 }
 
 fn service(svc: &Value) -> Regarding<'_> {
@@ -355,14 +354,7 @@ async fn reparent(
         namespace(svc),
         name(svc)
     );
-    recorder
-        .warn(
-            service(svc),
-            "ClusterIPNotAllocated",
-            "ClusterIPAllocation",
-            note,
-        )
-        .await;
+    not_allocated(recorder, svc, note).await;
     recreate(stores, address, svc, ip).await;
 }
 

@@ -129,6 +129,16 @@ impl Store {
         Ok(items)
     }
 
+    /// One stored object as this store serves it.
+    pub(super) async fn served_one(&self, item: StoredObject) -> Result<StoredObject, ApiError> {
+        let mut items = [item];
+        if let Some(c) = &self.conversion {
+            c.stored(&mut items).await?;
+        }
+        let [item] = items;
+        Ok(item)
+    }
+
     /// A stored value at `revision` (a key read for a write, a deleted object's last
     /// state), decoded as this store serves it.
     pub(super) async fn decode_served(
@@ -136,13 +146,11 @@ impl Store {
         value: &Bytes,
         revision: i64,
     ) -> Result<Value, ApiError> {
-        let Some(c) = &self.conversion else {
+        if self.conversion.is_none() {
             return decode(self.info(), value, revision);
-        };
-        let mut items = [StoredObject::new(value.clone(), revision)];
-        c.stored(&mut items).await?;
-        let [item] = items;
-        item.decode(self.info())
+        }
+        let item = StoredObject::new(value.clone(), revision);
+        self.served_one(item).await?.decode(self.info())
     }
 
     /// `obj` (in the served version) as it is stored: converted into the storage

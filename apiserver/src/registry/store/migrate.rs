@@ -5,23 +5,10 @@
 use kapi_storage::{
     ListRequest, ReadAt, StorageError, Update, UpdateAttempts, UpdateError, Updated,
 };
-use serde::Deserialize;
 
 use super::Store;
+use crate::registry::codec::is_stored_in;
 use crate::status::ApiError;
-
-/// A stored object's `apiVersion`, read without the rest of it.
-#[derive(Deserialize)]
-struct StoredVersion {
-    #[serde(rename = "apiVersion", default)]
-    api_version: String,
-}
-
-fn stored_version(value: &[u8]) -> Option<String> {
-    serde_json::from_slice::<StoredVersion>(value)
-        .ok()
-        .map(|v| v.api_version)
-}
 
 /// What one page of [`Store::migrate_page`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -64,7 +51,7 @@ impl Store {
             .map_err(|e| self.storage_error("", &e))?;
         let mut rewritten = 0;
         for kv in &page.items {
-            if stored_version(&kv.value).as_deref() == Some(target.as_str()) {
+            if is_stored_in(&kv.value, &target) {
                 continue;
             }
             if self.rewrite(&kv.key, &target).await? {
@@ -84,7 +71,7 @@ impl Store {
             let mut attempts = UpdateAttempts::begin(self.storage.as_ref(), key, self.ttl).await?;
             loop {
                 let current = attempts.current();
-                let decision = if stored_version(&current.value).as_deref() == Some(target) {
+                let decision = if is_stored_in(&current.value, target) {
                     Ok(Update::Keep)
                 } else {
                     self.rewritten_in(&current.value, target)

@@ -216,12 +216,7 @@ impl Store {
             .await
             .map_err(|e| self.storage_error(name, &e))?
             .ok_or_else(|| ApiError::not_found(self.info(), name))?;
-        let mut items = [StoredObject::from(kv)];
-        if let Some(c) = &self.conversion {
-            c.stored(&mut items).await?;
-        }
-        let [item] = items;
-        Ok(item)
+        self.served_one(kv.into()).await
     }
 
     /// Checks the body's `apiVersion` and `kind` (defaulting them when absent) and its
