@@ -53,7 +53,8 @@ use std::path::{Path, PathBuf};
 
 pub use diagnostic::Diagnostic;
 pub use validate::{
-    CONVERSION_HOOKS_ANNOTATION, HOOKS_ANNOTATION, SUBRESOURCES_ANNOTATION, VERBS_ANNOTATION,
+    CONVERSION_HOOKS_ANNOTATION, CONVERSION_OBJECT_HOOKS_ANNOTATION, HOOKS_ANNOTATION,
+    SUBRESOURCES_ANNOTATION, VERBS_ANNOTATION,
 };
 
 use kapi_core::crd::CustomResourceDefinition;
@@ -108,6 +109,7 @@ pub struct Builder {
     out_dir: Option<PathBuf>,
     hooks: BTreeMap<String, String>,
     conversion_hooks: BTreeMap<String, String>,
+    conversion_object_hooks: BTreeSet<String>,
     external_conversions: BTreeSet<String>,
     file_name: Option<String>,
     externs: Option<BTreeMap<String, String>>,
@@ -180,6 +182,16 @@ impl Builder {
     pub fn conversion_hooks(mut self, resource: &str, hooks: &str) -> Self {
         self.conversion_hooks
             .insert(resource.to_string(), hooks.to_string());
+        self
+    }
+
+    /// Has the conversion hooks of a resource (named as its CRD is) complete its own
+    /// type too, after the rest of the object converted: `Convert<v1::Kind, v2::Kind>`
+    /// and back for every version and the hub, for a version that keeps in annotations
+    /// what it has no field for (kube's autoscaling/v1 HorizontalPodAutoscaler). The
+    /// `kapi.dev/conversion-object-hooks: "true"` annotation does the same.
+    pub fn conversion_object_hooks(mut self, resource: &str) -> Self {
+        self.conversion_object_hooks.insert(resource.to_string());
         self
     }
 
@@ -314,6 +326,12 @@ impl Builder {
                 .and_then(|v| v.as_str())
                 .map(str::to_string)
         });
+        let conversion_object_hooks = self.conversion_object_hooks.contains(&crd.name)
+            || crd
+                .annotations
+                .get(CONVERSION_OBJECT_HOOKS_ANNOTATION)
+                .and_then(|v| v.as_str())
+                == Some("true");
         let external_conversion = self.external_conversions.contains(&crd.name)
             || self.external_conversions.contains("*");
         Ok(ResourceDef {
@@ -321,6 +339,7 @@ impl Builder {
             crd,
             hooks,
             conversion_hooks,
+            conversion_object_hooks,
             external_conversion,
             versions: Vec::new(),
         })

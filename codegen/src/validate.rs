@@ -13,6 +13,11 @@ pub const HOOKS_ANNOTATION: &str = "kapi.dev/hooks";
 /// The annotation naming a resource's conversion hooks type (a Rust path), as
 /// `Builder::conversion_hooks` does.
 pub const CONVERSION_HOOKS_ANNOTATION: &str = "kapi.dev/conversion-hooks";
+/// The annotation (`"true"`) that has the conversion hooks called on the resource's
+/// own type too, after everything else of the object converted: for a version that
+/// keeps what it has no field for in annotations, as kube's autoscaling/v1
+/// HorizontalPodAutoscaler does (`Builder::conversion_object_hooks`).
+pub const CONVERSION_OBJECT_HOOKS_ANNOTATION: &str = "kapi.dev/conversion-object-hooks";
 
 /// The annotation listing the verbs a resource serves (comma-separated; all eight
 /// standard verbs when absent), as discovery shows them: `get,list` for a read-only one.
@@ -134,6 +139,14 @@ pub fn validate(resources: &[ResourceDef]) -> Vec<Diagnostic> {
                     ),
                 ));
             }
+        }
+        if res.conversion_object_hooks && res.conversion_hooks.is_none() {
+            let path =
+                FieldPath::new("metadata.annotations").key(CONVERSION_OBJECT_HOOKS_ANNOTATION);
+            diags.push(res.doc.diagnostic(
+                &path,
+                format!("object hooks need conversion hooks: name them with {CONVERSION_HOOKS_ANNOTATION}"),
+            ));
         }
         for (annotation, hooks) in [
             (HOOKS_ANNOTATION, &res.hooks),

@@ -452,6 +452,21 @@ fn every_field_that_neither_converts_nor_has_hooks_is_named() {
         diagnostics(&[("widget.yaml", &hooked)]),
         Vec::<String>::new()
     );
+    // Object hooks are the conversion hooks' too: without them they are a mistake.
+    let object_only = CONVERTING.replacen(
+        "  name: widgets.example.kapi.dev\n",
+        "  name: widgets.example.kapi.dev\n  annotations:\n    kapi.dev/conversion-object-hooks: \"true\"\n",
+        1,
+    );
+    let got = diagnostics(&[("widget.yaml", &object_only)]);
+    assert!(
+        got.contains(
+            &"widget.yaml:6:5: metadata.annotations.kapi.dev/conversion-object-hooks: \
+             object hooks need conversion hooks: name them with kapi.dev/conversion-hooks"
+                .to_string()
+        ),
+        "{got:#?}"
+    );
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("widget.yaml"), CONVERTING).expect("write schema");
     let external = Builder::new()

@@ -348,6 +348,17 @@ impl Walker<'_> {
         })
     }
 
+    /// Has the hooks complete these functions (the resource's own type) too.
+    fn hook_object(&mut self, functions: &[&String]) {
+        for pair in &mut self.pairs {
+            if let PairBody::Struct { hook, .. } = &mut pair.body {
+                if functions.contains(&&pair.function) {
+                    *hook = true;
+                }
+            }
+        }
+    }
+
     /// Records a field that does not convert (when there are no hooks to take it).
     fn report(&mut self, side: (Side<'_>, &FieldPath), json: &str, field: &str, source: bool) {
         if self.hooks {
@@ -443,6 +454,9 @@ pub fn build(
             "",
         );
         if let (Some(up), Some(down)) = (up, down) {
+            if res.conversion_object_hooks && res.conversion_hooks.is_some() {
+                walker.hook_object(&[&up, &down]);
+            }
             spokes.push((v.module.clone(), up, down));
         }
     }

@@ -23,6 +23,9 @@ pub struct ResourceDef {
     pub hooks: Option<String>,
     /// The conversion hooks type, as a Rust path, if any.
     pub conversion_hooks: Option<String>,
+    /// The conversion hooks complete the resource's own type too, not only the types
+    /// with fields the generator cannot match.
+    pub conversion_object_hooks: bool,
     /// Its conversion is its own webhook's: none is generated.
     pub external_conversion: bool,
     /// One entry per `spec.versions` item, in the same order.
