@@ -18,6 +18,11 @@
 //!         printerColumns:
 //!           - {name: Ready, type: string, jsonPath: .status.readyReplicas}
 //! ```
+//!
+//! A kind kube serves in two versions that really differ is listed under both: the
+//! storage version's entry names the conversion hooks (`conversionHooks`), the other's
+//! says where it is stored (`storedAs: v2`) and becomes a second version of the same
+//! CRD, with its own schema, columns and subresources.
 
 use std::path::Path;
 
@@ -76,6 +81,15 @@ pub struct KindConfig {
     /// Field selector labels kube-apiserver supports beyond `metadata.name` and
     /// `metadata.namespace` (`involvedObject.kind`), written as `selectableFields`.
     pub selectable_fields: Vec<String>,
+    /// The version of the group whose entry for this kind is the storage version: this
+    /// entry is one more version of that entry's CRD (autoscaling/v1
+    /// HorizontalPodAutoscaler beside v2), converted by the storage entry's
+    /// `conversion_hooks`. Names and hooks are the storage entry's.
+    pub stored_as: Option<String>,
+    /// On the storage entry of a kind served in several versions: the Rust path to the
+    /// hooks converting between them (`kapi.dev/conversion-hooks`), which complete the
+    /// kind's own type too (`kapi.dev/conversion-object-hooks`).
+    pub conversion_hooks: Option<String>,
 }
 
 /// The paths of a scale subresource.
@@ -284,6 +298,8 @@ impl Reader<'_> {
                 "scale",
                 "printerColumns",
                 "selectableFields",
+                "storedAs",
+                "conversionHooks",
             ],
         )?;
         let kind = self.required(obj, "kind", path);
@@ -307,6 +323,16 @@ impl Reader<'_> {
             .enumerate()
             .filter_map(|(i, c)| self.column(c, &columns_path.index(i)))
             .collect();
+        if obj.contains_key("storedAs") {
+            for key in ["shortNames", "categories", "hooks", "conversionHooks"] {
+                if obj.contains_key(key) {
+                    self.error(
+                        &path.child(key),
+                        "set it on the storage version's entry: this one is a version of its CRD",
+                    );
+                }
+            }
+        }
         Some(KindConfig {
             kind,
             short_names: self.strings(obj, "shortNames", path),
@@ -316,6 +342,8 @@ impl Reader<'_> {
             scale,
             printer_columns,
             selectable_fields: self.strings(obj, "selectableFields", path),
+            stored_as: self.string(obj, "storedAs", path),
+            conversion_hooks: self.string(obj, "conversionHooks", path),
         })
     }
 

@@ -31,9 +31,11 @@
 
 pub mod config;
 mod convert;
+mod crd;
 mod openapi;
 #[cfg(feature = "proto")]
 pub mod protobuf;
+mod write;
 mod yaml;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -42,10 +44,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::diagnostic::Diagnostic;
-use crate::validate::HOOKS_ANNOTATION;
 
 use config::{Config, GroupVersion, KindConfig};
 use convert::Converter;
+use crd::{annotations, conversion, crd_names, printer_columns};
 use openapi::{Documents, Resource};
 use yaml::Node;
 
@@ -239,8 +241,14 @@ impl Importer<'_> {
                 if !seen.insert((gv.group.clone(), gv.version.clone(), k.kind.clone())) {
                     return Err(self.kind_error(gv, k, "listed twice in the configuration"));
                 }
+                if k.stored_as.is_some() {
+                    // A version of the storage entry's CRD, imported with it.
+                    self.storage_entry(cfg, gv, k)?;
+                    continue;
+                }
                 let ki = self.locate(gv, k)?;
-                let crd = self.crd(&ki)?;
+                let others = self.other_versions(cfg, gv, k)?;
+                let crd = self.crd(&ki, &others)?;
                 if crds.insert(ki.plural.clone(), crd).is_some() {
                     return Err(self.kind_error(gv, k, "a second kind with the same plural"));
                 }
@@ -295,6 +303,68 @@ impl Importer<'_> {
             api_version: api_version(gv),
             message: message.to_string(),
             files: self.docs.files.clone(),
+        }
+    }
+
+    /// The entry of the kind's storage version that a `storedAs` entry names.
+    fn storage_entry<'c>(
+        &self,
+        cfg: &'c Config,
+        gv: &GroupVersion,
+        k: &KindConfig,
+    ) -> Result<(&'c GroupVersion, &'c KindConfig), ImportError> {
+        let stored_as = k.stored_as.as_deref().unwrap_or_default();
+        cfg.group_versions
+            .iter()
+            .filter(|g| g.group == gv.group && g.version == stored_as)
+            .flat_map(|g| g.kinds.iter().map(move |sk| (g, sk)))
+            .find(|(_, sk)| sk.kind == k.kind && sk.stored_as.is_none())
+            .ok_or_else(|| {
+                self.kind_error(
+                    gv,
+                    k,
+                    &format!(
+                        "storedAs {stored_as}: the configuration lists no {} in {}/{stored_as} to store it",
+                        k.kind, gv.group
+                    ),
+                )
+            })
+    }
+
+    /// The kind's other versions (the entries `storedAs` this one), located; each needs
+    /// the conversion hooks this entry names.
+    fn other_versions<'c>(
+        &self,
+        cfg: &'c Config,
+        gv: &'c GroupVersion,
+        k: &'c KindConfig,
+    ) -> Result<Vec<KindImport<'c>>, ImportError>
+    where
+        Self: 'c,
+    {
+        let mut others = Vec::new();
+        for other in &cfg.group_versions {
+            for ok in &other.kinds {
+                if other.group == gv.group
+                    && ok.kind == k.kind
+                    && ok.stored_as.as_deref() == Some(gv.version.as_str())
+                {
+                    others.push(self.locate(other, ok)?);
+                }
+            }
+        }
+        match (others.is_empty(), &k.conversion_hooks) {
+            (false, None) => Err(self.kind_error(
+                gv,
+                k,
+                "other versions are stored as this one: name their conversionHooks",
+            )),
+            (true, Some(_)) => Err(self.kind_error(
+                gv,
+                k,
+                "conversionHooks without another version (storedAs) to convert",
+            )),
+            _ => Ok(others),
         }
     }
 
@@ -359,23 +429,49 @@ impl Importer<'_> {
     }
 
     /// The kind's `CustomResourceDefinition`: its name, annotations, names, scope and
-    /// its one version.
-    fn crd(&mut self, ki: &KindImport<'_>) -> Result<Node, ImportError> {
+    /// its version, then the `others` stored as it and their conversion.
+    fn crd(&mut self, ki: &KindImport<'_>, others: &[KindImport<'_>]) -> Result<Node, ImportError> {
         let gv = ki.gv;
         let crd_name = if gv.group.is_empty() {
             ki.plural.clone()
         } else {
             format!("{}.{}", ki.plural, gv.group)
         };
-        let subresources = self.subresources(ki, &crd_name)?;
         let annotations = annotations(ki.cfg, ki.resource);
         let names = crd_names(ki);
-        let version = self.crd_version(ki, subresources)?;
+        let subresources = self.subresources(ki, &crd_name)?;
+        let mut versions = vec![Node::Map(self.crd_version(ki, subresources, true)?)];
+        for other in others {
+            let same = other.plural == ki.plural
+                && other.resource.namespaced == ki.resource.namespaced
+                && other.resource.verbs == ki.resource.verbs;
+            if !same {
+                return Err(self.kind_error(
+                    other.gv,
+                    other.cfg,
+                    &format!(
+                        "its plural, scope and verbs must be those of {}, which stores it",
+                        api_version(gv)
+                    ),
+                ));
+            }
+            let subresources = self.subresources(other, &crd_name)?;
+            versions.push(Node::Map(self.crd_version(other, subresources, false)?));
+        }
         let scope = if ki.resource.namespaced {
             "Namespaced"
         } else {
             "Cluster"
         };
+        let mut spec = vec![
+            ("group".into(), Node::str(&gv.group)),
+            ("scope".into(), Node::str(scope)),
+            ("names".into(), Node::Map(names)),
+        ];
+        if !others.is_empty() {
+            spec.push(("conversion".into(), conversion()));
+        }
+        spec.push(("versions".into(), Node::Seq(versions)));
         Ok(Node::Map(vec![
             ("apiVersion".into(), Node::str("apiextensions.k8s.io/v1")),
             ("kind".into(), Node::str("CustomResourceDefinition")),
@@ -386,15 +482,7 @@ impl Importer<'_> {
                     ("annotations".into(), Node::Map(annotations)),
                 ]),
             ),
-            (
-                "spec".into(),
-                Node::Map(vec![
-                    ("group".into(), Node::str(&gv.group)),
-                    ("scope".into(), Node::str(scope)),
-                    ("names".into(), Node::Map(names)),
-                    ("versions".into(), Node::Seq(vec![Node::Map(version)])),
-                ]),
-            ),
+            ("spec".into(), Node::Map(spec)),
         ]))
     }
 
@@ -467,18 +555,19 @@ impl Importer<'_> {
         Ok(subresources)
     }
 
-    /// The CRD's one entry of `versions`: served and stored, with its subresources,
+    /// An entry of the CRD's `versions`: served, stored or not, with its subresources,
     /// printer columns, selectable fields and the kind's converted schema.
     fn crd_version(
         &mut self,
         ki: &KindImport<'_>,
         subresources: Vec<(String, Node)>,
+        storage: bool,
     ) -> Result<Vec<(String, Node)>, ImportError> {
         let k = ki.cfg;
         let mut version = vec![
             ("name".to_string(), Node::str(&ki.gv.version)),
             ("served".to_string(), Node::Bool(true)),
-            ("storage".to_string(), Node::Bool(true)),
+            ("storage".to_string(), Node::Bool(storage)),
         ];
         if !subresources.is_empty() {
             version.push(("subresources".to_string(), Node::Map(subresources)));
@@ -582,74 +671,6 @@ impl Importer<'_> {
     }
 }
 
-/// The CRD's `metadata.annotations`, sorted by key: the hooks, the configured
-/// subresources with their verbs (`name=verb,verb;name=verb`), and the resource's verbs.
-fn annotations(k: &KindConfig, res: &Resource) -> Vec<(String, Node)> {
-    let mut annotations = Vec::new();
-    if let Some(h) = &k.hooks {
-        annotations.push((HOOKS_ANNOTATION.to_string(), Node::str(h)));
-    }
-    if !k.subresources.is_empty() {
-        let mut subs = k.subresources.clone();
-        subs.sort();
-        subs.dedup();
-        let written: Vec<String> = subs.iter().map(|s| res.subresource_entry(s)).collect();
-        annotations.push((
-            SUBRESOURCES_ANNOTATION.to_string(),
-            Node::str(written.join(";")),
-        ));
-    }
-    let verbs: Vec<&str> = res.verbs.iter().map(String::as_str).collect();
-    annotations.push((VERBS_ANNOTATION.to_string(), Node::str(verbs.join(","))));
-    annotations.sort_by(|a, b| a.0.cmp(&b.0));
-    annotations
-}
-
-/// The CRD's `spec.names`: kind, list kind, plural and singular, and the configured
-/// short names and categories.
-fn crd_names(ki: &KindImport<'_>) -> Vec<(String, Node)> {
-    let k = ki.cfg;
-    let mut names = vec![
-        ("kind".to_string(), Node::str(&k.kind)),
-        ("listKind".to_string(), Node::str(format!("{}List", k.kind))),
-        ("plural".to_string(), Node::str(&ki.plural)),
-        ("singular".to_string(), Node::str(k.kind.to_lowercase())),
-    ];
-    if !k.short_names.is_empty() {
-        names.push(("shortNames".to_string(), strings(&k.short_names)));
-    }
-    if !k.categories.is_empty() {
-        names.push(("categories".to_string(), strings(&k.categories)));
-    }
-    names
-}
-
-/// The version's `additionalPrinterColumns`, from the configuration.
-fn printer_columns(k: &KindConfig) -> Node {
-    let columns = k
-        .printer_columns
-        .iter()
-        .map(|c| {
-            let mut col = vec![
-                ("name".to_string(), Node::str(&c.name)),
-                ("type".to_string(), Node::str(&c.type_)),
-                ("jsonPath".to_string(), Node::str(&c.json_path)),
-            ];
-            if let Some(d) = &c.description {
-                col.push(("description".to_string(), Node::str(d)));
-            }
-            if let Some(f) = &c.format {
-                col.push(("format".to_string(), Node::str(f)));
-            }
-            if let Some(p) = c.priority {
-                col.push(("priority".to_string(), Node::Number(p.into())));
-            }
-            Node::Map(col)
-        })
-        .collect();
-    Node::Seq(columns)
-}
-
 /// A definition's package: its name minus the last dot-segment.
 fn package(name: &str) -> &str {
     name.rsplit_once('.').map_or(name, |(p, _)| p)
@@ -662,10 +683,6 @@ fn api_version(gv: &GroupVersion) -> String {
     } else {
         format!("{}/{}", gv.group, gv.version)
     }
-}
-
-fn strings(items: &[String]) -> Node {
-    Node::Seq(items.iter().map(Node::str).collect())
 }
 
 /// Whether `schema` carries `x-kubernetes-group-version-kind` for exactly this kind.
@@ -722,66 +739,4 @@ fn file_with_header(header: &str, docs: &[Node]) -> GeneratedFile {
         content,
         documents: docs.iter().map(Node::to_json).collect(),
     }
-}
-
-impl Import {
-    /// Writes every file under `out`, rewriting only files whose content changed, and
-    /// removes the generated files (those starting with [`HEADER`]'s mark) under `out`
-    /// that this import did not produce.
-    pub fn write(&self, out: &Path) -> Result<WriteSummary, ImportError> {
-        let mut summary = WriteSummary::default();
-        let mut existing = BTreeSet::new();
-        if out.exists() {
-            list_files(out, "yaml", &mut existing)?;
-        }
-        for (rel, file) in &self.files {
-            let path = out.join(rel);
-            existing.remove(&path);
-            if std::fs::read_to_string(&path).ok().as_deref() == Some(file.content.as_str()) {
-                summary.unchanged.push(path);
-                continue;
-            }
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).map_err(|source| ImportError::Io {
-                    path: parent.to_path_buf(),
-                    source,
-                })?;
-            }
-            std::fs::write(&path, &file.content).map_err(|source| ImportError::Io {
-                path: path.clone(),
-                source,
-            })?;
-            summary.written.push(path);
-        }
-        for path in existing {
-            let generated = std::fs::read_to_string(&path)
-                .map(|text| text.starts_with(HEADER_MARK))
-                .unwrap_or(false);
-            if generated {
-                std::fs::remove_file(&path).map_err(|source| ImportError::Io {
-                    path: path.clone(),
-                    source,
-                })?;
-                summary.removed.push(path);
-            }
-        }
-        Ok(summary)
-    }
-}
-
-/// Every file under `dir` (recursively) whose extension is `extension`.
-fn list_files(dir: &Path, extension: &str, out: &mut BTreeSet<PathBuf>) -> Result<(), ImportError> {
-    let io = |source| ImportError::Io {
-        path: dir.to_path_buf(),
-        source,
-    };
-    for entry in std::fs::read_dir(dir).map_err(io)? {
-        let path = entry.map_err(io)?.path();
-        if path.is_dir() {
-            list_files(&path, extension, out)?;
-        } else if path.extension().is_some_and(|e| e == extension) {
-            out.insert(path);
-        }
-    }
-    Ok(())
 }

@@ -374,7 +374,7 @@ fn type_name(f: &FieldDescriptor, message: &str) -> Result<String, String> {
 /// Compiles every `.proto` file under `dir`, importing from `dir`.
 fn compile(dir: &Path) -> Result<DescriptorPool, ImportError> {
     let mut found = BTreeSet::new();
-    super::list_files(dir, "proto", &mut found)?;
+    super::write::list_files(dir, "proto", &mut found)?;
     let files: Vec<PathBuf> = found
         .iter()
         .map(|p| p.strip_prefix(dir).unwrap_or(p).to_path_buf())
