@@ -153,6 +153,29 @@ impl Store {
         self.served_one(item).await?.decode(self.info())
     }
 
+    /// What a write answers: `obj` as it was written, given the new `resourceVersion`
+    /// (the stored value is not parsed back), or, when it was stored in another
+    /// version, the stored `value` converted back into the served one, as kube's
+    /// storage decodes what it wrote: what the conversion adds (defaults, annotations)
+    /// shows at once.
+    pub(super) async fn written(
+        &self,
+        mut obj: Value,
+        value: &Bytes,
+        revision: i64,
+    ) -> Result<Value, ApiError> {
+        let version = obj.get("apiVersion").and_then(Value::as_str);
+        if self.conversion.is_some() && self.storage_version.as_deref() != version {
+            return self.decode_served(value, revision).await;
+        }
+        super::set_meta(
+            &mut obj,
+            "resourceVersion",
+            Some(serde_json::json!(revision.to_string())),
+        );
+        Ok(obj)
+    }
+
     /// `obj` (in the served version) as it is stored: converted into the storage
     /// version when a converter must, else with its `apiVersion` changed.
     pub(super) async fn encode_for_storage(&self, obj: &Value) -> Result<Bytes, ApiError> {

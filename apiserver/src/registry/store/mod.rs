@@ -458,8 +458,8 @@ impl Store {
             return Err(e);
         }
         let created = match self.ttl {
-            Some(ttl) => self.storage.create_with_ttl(&key, value, ttl).await,
-            None => self.storage.create(&key, value).await,
+            Some(ttl) => self.storage.create_with_ttl(&key, value.clone(), ttl).await,
+            None => self.storage.create(&key, value.clone()).await,
         };
         let kv = match created {
             Ok(kv) => kv,
@@ -470,13 +470,7 @@ impl Store {
                 return Err(self.storage_error(&name, &e));
             }
         };
-        // What was stored, without parsing it back.
-        set_meta(
-            &mut obj,
-            "resourceVersion",
-            Some(json!(kv.mod_revision.to_string())),
-        );
-        Ok((obj, warnings))
+        Ok((self.written(obj, &value, kv.mod_revision).await?, warnings))
     }
 }
 

@@ -4,7 +4,7 @@
 use kapi_core::meta::validate_object_meta_update;
 use kapi_core::{ErrorList, FieldError, FieldPath, ResourceInfo, SubresourceError};
 use kapi_storage::{Update, UpdateAttempts, UpdateError, Updated};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::registry::object::{self, finalizers, is_being_deleted, meta_str, set_meta};
 use crate::registry::options::{Operation, WriteOptions};
@@ -150,7 +150,7 @@ impl Store {
             set_meta(&mut new, "resourceVersion", None);
             let value = self.encode_for_storage(&new).await?;
             self.check_size(name, &value)?;
-            written = Some(new);
+            written = Some((new, value.clone()));
             Ok(Update::Write(value))
                 }
                 .await;
@@ -164,15 +164,9 @@ impl Store {
             Err(UpdateError::Rejected(e)) => return Err(e),
             Err(UpdateError::Storage(e)) => return Err(self.storage_error(name, &e)),
             Ok(_) if dry_result.is_some() => dry_result.take().expect("checked"),
-            // What was stored, without parsing it back.
             Ok(Updated::Written(kv)) => {
-                let mut obj = written.take().expect("a write was computed");
-                set_meta(
-                    &mut obj,
-                    "resourceVersion",
-                    Some(json!(kv.mod_revision.to_string())),
-                );
-                obj
+                let (obj, value) = written.take().expect("a write was computed");
+                self.written(obj, &value, kv.mod_revision).await?
             }
             Ok(Updated::Kept(kv)) => self.decode_served(&kv.value, kv.mod_revision).await?,
             Ok(Updated::Deleted(d)) => {
