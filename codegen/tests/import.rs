@@ -143,6 +143,36 @@ fn builtins_have_kube_shapes() {
             .unwrap_or_else(|| panic!("{name} not in {file}"))
     };
 
+    // A kind of two versions that differ: one CRD, stored in v2, converted by hooks.
+    let hpa = crd(
+        "autoscaling-v2.yaml",
+        "horizontalpodautoscalers.autoscaling",
+    );
+    let versions: Vec<(&Value, &Value)> = hpa["spec"]["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (&v["name"], &v["storage"]))
+        .collect();
+    assert_eq!(
+        versions,
+        [(&json!("v2"), &json!(true)), (&json!("v1"), &json!(false))]
+    );
+    assert_eq!(
+        hpa["spec"]["versions"][1]["schema"]["openAPIV3Schema"]["properties"]["spec"]["$ref"],
+        "#/definitions/io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerSpec"
+    );
+    assert_eq!(hpa["spec"]["conversion"]["strategy"], "Webhook");
+    assert_eq!(
+        hpa["metadata"]["annotations"]["kapi.dev/conversion-hooks"],
+        "crate::hooks::HorizontalPodAutoscalerConversion"
+    );
+    assert_eq!(
+        hpa["metadata"]["annotations"]["kapi.dev/conversion-object-hooks"],
+        "true"
+    );
+    assert!(!import.files.contains_key(Path::new("autoscaling-v1.yaml")));
+
     let pods = crd("core-v1.yaml", "pods");
     assert_eq!(pods["spec"]["group"], "");
     assert_eq!(pods["spec"]["scope"], "Namespaced");
@@ -782,6 +812,23 @@ fn config_mistakes_are_reported_where_they_are() {
             "/scale",
         ),
         (SMALL_CONFIG.replace("subresources: [approve]", "subresources: [status]"), "status"),
+        // A second version of a kind must name a version of it that stores it, and the
+        // storage entry the hooks converting them.
+        (
+            SMALL_CONFIG.replace("      - kind: Gadget\n", "      - kind: Gadget\n        storedAs: v9\n"),
+            "storedAs v9: the configuration lists no Gadget in example.dev/v9",
+        ),
+        (
+            SMALL_CONFIG.replace(
+                "hooks: crate::hooks::WidgetHooks",
+                "hooks: crate::hooks::WidgetHooks\n        conversionHooks: crate::hooks::WidgetConversion",
+            ),
+            "conversionHooks without another version (storedAs) to convert",
+        ),
+        (
+            SMALL_CONFIG.replace("kind: Widget\n", "kind: Widget\n        storedAs: v2\n"),
+            "kinds[0].shortNames: set it on the storage version's entry",
+        ),
     ];
     for (config, needle) in cases {
         let err = Small::new(&small_document(), &config)

@@ -15,8 +15,6 @@ use serde_json::Value;
 
 /// The differences left, each `<group-version> <resource>: <what>`.
 const NOT_YET_SERVED: &[&str] = &[
-    // The v1 HorizontalPodAutoscaler needs conversion (issue #23).
-    "autoscaling/v1: not served",
     // The proxies to a node, pod or service: kapi has no route to their networks
     // (docs/builtins.md). pods/log, exec, attach and portforward are served up to the
     // kubelet (kube/src/kubelet_streams.rs).

@@ -46,7 +46,7 @@ pub use apiregistration::ApiServiceHooks;
 pub use apps::{
     ControllerRevisionHooks, DaemonSetHooks, DeploymentHooks, ReplicaSetHooks, StatefulSetHooks,
 };
-pub use autoscaling::HorizontalPodAutoscalerHooks;
+pub use autoscaling::{HorizontalPodAutoscalerConversion, HorizontalPodAutoscalerHooks};
 pub use batch::{CronJobHooks, JobHooks};
 pub use certificates::{CertificateSigningRequestHooks, prepare_approval, validate_approval};
 pub use coordination::LeaseHooks;

@@ -1,9 +1,11 @@
-//! HorizontalPodAutoscalers (autoscaling/v2), as kube-apiserver's strategy, v2 defaults,
+//! HorizontalPodAutoscalers (autoscaling/v2 and v1), as kube-apiserver's strategy, v2 defaults,
 //! validation and printer treat them: generation tracked; `minReplicas` defaults to 1
 //! and an empty `metrics` to a CPU utilization target of 80%; `maxReplicas` must be at
 //! least 1 and at least `minReplicas`; `scaleTargetRef` needs a kind and a name. The
 //! Reference column is `Kind/name`, Targets lists each metric as `current/target`
-//! (`cpu: <unknown>/80%`).
+//! (`cpu: <unknown>/80%`). A v1 object is validated and printed as its v2 conversion,
+//! as kube validates and prints the internal version; v1's own default is
+//! `minReplicas` (its CPU target is defaulted by the conversion).
 //!
 //! Deliberate differences from kube-apiserver:
 //! - Metric specs and scaling behavior are not validated beyond the schema.
@@ -18,10 +20,32 @@ use serde_json::Value;
 use crate::generated::api::autoscaling::v2::{
     MetricSpec, MetricStatus, MetricTarget, MetricValueStatus, ResourceMetricSource,
 };
+use crate::generated::autoscaling::conversions::horizontal_pod_autoscaler_v1_to_v2;
+use crate::generated::autoscaling::v1;
 use crate::generated::autoscaling::v2::HorizontalPodAutoscaler;
 
 /// kube's default CPU utilization target.
-const DEFAULT_CPU_UTILIZATION: i32 = 80;
+pub(super) const DEFAULT_CPU_UTILIZATION: i32 = 80;
+
+/// A CPU Resource metric with a utilization target of `percent`.
+pub(super) fn cpu_utilization(percent: i32) -> MetricSpec {
+    MetricSpec {
+        r#type: "Resource".into(),
+        resource: Some(ResourceMetricSource {
+            name: "cpu".into(),
+            target: MetricTarget {
+                r#type: "Utilization".into(),
+                average_utilization: Some(percent),
+                average_value: None,
+                value: None,
+            },
+        }),
+        container_resource: None,
+        external: None,
+        object: None,
+        pods: None,
+    }
+}
 
 /// The hooks of HorizontalPodAutoscaler.
 #[derive(Clone, Copy, Debug, Default)]
@@ -210,22 +234,7 @@ impl Hooks<HorizontalPodAutoscaler> for HorizontalPodAutoscalerHooks {
             spec.min_replicas = Some(1);
         }
         if spec.metrics.as_ref().is_none_or(Vec::is_empty) {
-            spec.metrics = Some(vec![MetricSpec {
-                r#type: "Resource".into(),
-                resource: Some(ResourceMetricSource {
-                    name: "cpu".into(),
-                    target: MetricTarget {
-                        r#type: "Utilization".into(),
-                        average_utilization: Some(DEFAULT_CPU_UTILIZATION),
-                        average_value: None,
-                        value: None,
-                    },
-                }),
-                container_resource: None,
-                external: None,
-                object: None,
-                pods: None,
-            }]);
+            spec.metrics = Some(vec![cpu_utilization(DEFAULT_CPU_UTILIZATION)]);
         }
     }
 
@@ -256,5 +265,33 @@ impl Hooks<HorizontalPodAutoscaler> for HorizontalPodAutoscalerHooks {
             )),
             _ => None,
         }
+    }
+}
+
+impl Hooks<v1::HorizontalPodAutoscaler> for HorizontalPodAutoscalerHooks {
+    fn allow_unconditional_update(&self) -> bool {
+        true
+    }
+
+    fn apply_defaults(&self, hpa: &mut v1::HorizontalPodAutoscaler) {
+        if let Some(spec) = hpa.spec.as_mut() {
+            spec.min_replicas.get_or_insert(1);
+        }
+    }
+
+    fn validate(&self, hpa: &v1::HorizontalPodAutoscaler) -> ErrorList {
+        validate_hpa(&horizontal_pod_autoscaler_v1_to_v2(hpa))
+    }
+
+    fn validate_update(
+        &self,
+        new: &v1::HorizontalPodAutoscaler,
+        _old: &v1::HorizontalPodAutoscaler,
+    ) -> ErrorList {
+        self.validate(new)
+    }
+
+    fn table_cell(&self, column: &str, hpa: &v1::HorizontalPodAutoscaler) -> Option<Value> {
+        self.table_cell(column, &horizontal_pod_autoscaler_v1_to_v2(hpa))
     }
 }
