@@ -322,6 +322,48 @@ fn a_built_in_kind_goes_in_and_out_in_protobuf() {
     });
 }
 
+/// A version converted in process (autoscaling/v1 HorizontalPodAutoscaler, stored as
+/// v2) reads and writes its own messages.
+#[test]
+fn a_converted_version_goes_in_and_out_in_protobuf() {
+    let kapi = Kapi::start(Backend::Embedded);
+    let hpas = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers";
+    let hpa = json!({"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "h"},
+        "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 4}});
+    let made = send(
+        &kapi,
+        "POST",
+        hpas,
+        PROTOBUF,
+        TYPED_ACCEPT,
+        Some(enveloped(&hpa)),
+    );
+    assert_eq!(made.code, 201, "{}", String::from_utf8_lossy(&made.body));
+    assert_eq!(made.content_type, PROTOBUF);
+    let made = read(&made.body);
+    assert_eq!(made["spec"]["targetCPUUtilizationPercentage"], 80, "{made}");
+    let got = send(&kapi, "GET", &format!("{hpas}/h"), "", TYPED_ACCEPT, None);
+    let as_json = send(
+        &kapi,
+        "GET",
+        &format!("{hpas}/h"),
+        "",
+        "application/json",
+        None,
+    );
+    assert_eq!(read(&got.body), as_json.json());
+    let list = read(&send(&kapi, "GET", hpas, "", TYPED_ACCEPT, None).body);
+    assert_eq!(
+        (&list["apiVersion"], &list["kind"]),
+        (
+            &json!("autoscaling/v1"),
+            &json!("HorizontalPodAutoscalerList")
+        )
+    );
+    assert_eq!(list["items"][0]["spec"]["maxReplicas"], 4);
+}
+
 /// Reads from the watch cache (`resourceVersion` set) answer protobuf from each
 /// object's memoised message: the same objects JSON shows, and a changed object's new
 /// state as soon as the cache has it.

@@ -14,7 +14,7 @@ use bytes::Bytes;
 use kapi_storage::{Encodings, Event};
 use serde_json::Value;
 
-use super::Store;
+use super::{Store, Subresource};
 use crate::registry::StoredObject;
 use crate::registry::codec::{decode, decode_as_stored, encode, is_stored_in, memo_key};
 use crate::registry::conversion::{self, Converter};
@@ -188,6 +188,54 @@ impl Store {
             }
         }
         Ok(self.encode(obj))
+    }
+
+    /// `new` (in the served version) as an update of `stored` writes it. Converted into
+    /// the storage version, what the write may not change (status on writes to the
+    /// object, all but status and metadata on writes to `/status`) is the stored
+    /// object's own rather than its trip through the served version and back, which a
+    /// version holding less than the storage one (autoscaling/v1) does not make
+    /// exactly: kube prepares an update in its internal version, from what is stored.
+    pub(super) async fn encode_update(
+        &self,
+        new: &Value,
+        stored: &Bytes,
+        sub: &Subresource,
+    ) -> Result<Bytes, ApiError> {
+        let (Some(c), Some(storage)) = (&self.conversion, &self.storage_version) else {
+            return Ok(self.encode(new));
+        };
+        if new.get("apiVersion").and_then(Value::as_str) == Some(storage.as_str()) {
+            return Ok(self.encode(new));
+        }
+        let converted =
+            conversion::convert(c.converter.as_ref(), vec![new.clone()], storage).await?;
+        let mut out = converted.into_iter().next().unwrap_or_default();
+        let old = is_stored_in(stored, storage)
+            .then(|| serde_json::from_slice::<Value>(stored).ok())
+            .flatten();
+        if let (Some(Value::Object(old)), Value::Object(map)) = (old, &mut out) {
+            match sub {
+                Subresource::Main | Subresource::Scale if self.info().subresources.status => {
+                    match old.get("status") {
+                        Some(status) => map.insert("status".into(), status.clone()),
+                        None => map.remove("status"),
+                    };
+                }
+                Subresource::Status => {
+                    let mut merged = old;
+                    for key in ["status", "metadata"] {
+                        match map.remove(key) {
+                            Some(v) => merged.insert(key.into(), v),
+                            None => merged.remove(key),
+                        };
+                    }
+                    *map = merged;
+                }
+                _ => {}
+            }
+        }
+        Ok(encode(&out))
     }
 
     /// A stored value written again in `target` (the storage version, for a

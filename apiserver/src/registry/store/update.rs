@@ -148,7 +148,7 @@ impl Store {
                 return Ok(Update::Delete);
             }
             set_meta(&mut new, "resourceVersion", None);
-            let value = self.encode_for_storage(&new).await?;
+            let value = self.encode_update(&new, &kv.value, &sub).await?;
             self.check_size(name, &value)?;
             written = Some((new, value.clone()));
             Ok(Update::Write(value))

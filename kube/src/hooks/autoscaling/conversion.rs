@@ -78,11 +78,11 @@ impl Convert<v2def::HorizontalPodAutoscalerStatus, v1def::HorizontalPodAutoscale
             .as_deref()
             .unwrap_or_default()
             .iter()
+            .rev()
             .filter(|m| m.r#type == "Resource")
             .filter_map(|m| m.resource.as_ref())
             .filter(|r| r.name == "cpu")
-            .filter_map(|r| r.current.average_utilization)
-            .last();
+            .find_map(|r| r.current.average_utilization);
     }
 }
 
