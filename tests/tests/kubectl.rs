@@ -198,6 +198,7 @@ fn discovery_api_resources_api_versions_and_explain() {
                 "apps/v1",
                 "authentication.k8s.io/v1",
                 "authorization.k8s.io/v1",
+                "autoscaling/v1",
                 "autoscaling/v2",
                 "batch/v1",
                 "certificates.k8s.io/v1",
