@@ -26,6 +26,9 @@
 //! - [`soak`]: the soak run, a paced mixed load on etcd reported per interval;
 //! - [`aggregation`]: GET, LIST and watch through the aggregator's proxy beside the
 //!   same straight to the aggregated server (`kapi-bench aggregation`);
+//! - [`conversion`]: GET and LIST through an in-process conversion and through a
+//!   conversion webhook beside the same with none (`kapi-bench conversion`);
+//! - [`https`]: `kapi serve` over HTTPS and the admin's HTTP/2 client these two share;
 //! - [`instructions`]: instructions per request, JSON beside protobuf, counted by
 //!   callgrind (`kapi-bench instructions`);
 //! - [`report`]: the results and their Markdown tables, with ratios to the limits;
@@ -55,11 +58,13 @@
 pub mod aggregation;
 pub mod chart;
 pub mod client;
+pub mod conversion;
 pub mod document;
 pub mod driver;
 pub mod fanout;
 pub mod fds;
 pub mod goals;
+pub mod https;
 pub mod instructions;
 pub mod machine;
 pub mod memory;

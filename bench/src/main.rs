@@ -42,6 +42,54 @@ enum Command {
     /// The aggregator's proxy: GET, LIST and watch through one kapi to another beside
     /// the same straight to the second; prints its table.
     Aggregation(AggregationArgs),
+    /// Conversion between versions: GET and LIST through the in-process conversion
+    /// and through a conversion webhook beside the same in the storage version; prints
+    /// its table.
+    Conversion(ConversionArgs),
+}
+
+#[derive(clap::Args)]
+struct ConversionArgs {
+    /// The kapi binary [default: beside kapi-bench].
+    #[arg(long)]
+    kapi: Option<PathBuf>,
+    /// Concurrent clients of the GET cell (LIST runs at most 4).
+    #[arg(long, default_value_t = 16)]
+    clients: usize,
+    /// Seconds per cell and round.
+    #[arg(long, default_value_t = 3)]
+    seconds: u64,
+    /// Objects of each resource, all listed.
+    #[arg(long, default_value_t = 1000)]
+    objects: usize,
+    /// Rounds per cell and target (alternating).
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
+}
+
+fn conversion(args: ConversionArgs) -> ExitCode {
+    let kapi = match args.kapi.map_or_else(server::sibling_kapi_binary, Ok) {
+        Ok(kapi) => kapi,
+        Err(e) => return fail(&e),
+    };
+    let config = kapi_bench::conversion::ConversionConfig {
+        kapi,
+        clients: args.clients,
+        duration: Duration::from_secs(args.seconds),
+        objects: args.objects,
+        rounds: args.rounds,
+    };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => return fail(&format!("a tokio runtime: {e}")),
+    };
+    match runtime.block_on(kapi_bench::conversion::run(&config)) {
+        Ok(rows) => {
+            print!("{}", kapi_bench::conversion::markdown(&rows));
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e),
+    }
 }
 
 #[derive(clap::Args)]
@@ -377,6 +425,7 @@ fn main() -> ExitCode {
         Command::Soak(args) => return soak(args),
         Command::Instructions(args) => return instructions(args),
         Command::Aggregation(args) => return aggregation(args),
+        Command::Conversion(args) => return conversion(args),
     };
     let config = match config {
         Ok(config) => config,

@@ -196,3 +196,29 @@ fn every_path_runs_and_the_report_is_written() {
         assert!(written.contains(heading), "{heading} missing:\n{written}");
     }
 }
+
+#[test]
+fn the_conversion_benchmark_runs_every_cell_without_errors() {
+    let config = kapi_bench::conversion::ConversionConfig {
+        kapi: kapi_binary(),
+        clients: 2,
+        duration: Duration::from_millis(200),
+        objects: 5,
+        rounds: 1,
+    };
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    let rows = runtime
+        .block_on(kapi_bench::conversion::run(&config))
+        .expect("the conversion run");
+    let table = kapi_bench::conversion::markdown(&rows);
+    // GET and LIST, consistent and from the cache, on both resources.
+    assert_eq!(rows.len(), 8, "{table}");
+    for row in &rows {
+        assert!(
+            row.none.per_second > 0.0
+                && row.converted.per_second > 0.0
+                && row.none.errors + row.converted.errors == 0,
+            "{table}"
+        );
+    }
+}

@@ -540,6 +540,23 @@ impl Kapi {
         (res.code, value)
     }
 
+    /// A request that must succeed (any 2xx); its answer.
+    pub fn send_ok(&self, method: &str, path: &str, content_type: &str, body: &Value) -> Value {
+        let (code, answer) = self.request(method, path, content_type, Some(body));
+        assert!(
+            (200..300).contains(&code),
+            "{method} {path}: {code} {answer}"
+        );
+        answer
+    }
+
+    /// A GET that must answer 200; its body.
+    pub fn get_ok(&self, path: &str) -> Value {
+        let (code, body) = self.request("GET", path, "application/json", None);
+        assert_eq!(code, 200, "GET {path}: {body}");
+        body
+    }
+
     /// The store's current revision: a list read from storage carries it as its
     /// `resourceVersion`, whatever the collection holds.
     pub fn revision(&self) -> i64 {

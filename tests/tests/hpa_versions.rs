@@ -20,21 +20,6 @@ const V1: &str = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscale
 const V2: &str = "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers";
 const METRICS: &str = "autoscaling.alpha.kubernetes.io/metrics";
 
-fn send(kapi: &Kapi, method: &str, path: &str, content_type: &str, body: &Value) -> Value {
-    let (code, answer) = kapi.request(method, path, content_type, Some(body));
-    assert!(
-        (200..300).contains(&code),
-        "{method} {path}: {code} {answer}"
-    );
-    answer
-}
-
-fn get(kapi: &Kapi, path: &str) -> Value {
-    let (code, body) = kapi.request("GET", path, JSON, None);
-    assert_eq!(code, 200, "GET {path}: {body}");
-    body
-}
-
 fn target() -> Value {
     json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"})
 }
@@ -56,8 +41,7 @@ fn rich_v2(name: &str) -> Value {
 fn both_versions_read_and_write_each_other_over_http() {
     on_every_backend(|kapi| {
         // v1 without a target: kube's default of 80 % shows in the create answer.
-        let made = send(
-            kapi,
+        let made = kapi.send_ok(
             "POST",
             V1,
             JSON,
@@ -67,7 +51,7 @@ fn both_versions_read_and_write_each_other_over_http() {
         assert_eq!(made["apiVersion"], "autoscaling/v1");
         assert_eq!(made["spec"]["targetCPUUtilizationPercentage"], 80);
         assert_eq!(made["spec"]["minReplicas"], 1);
-        let stored = get(kapi, &format!("{V2}/plain"));
+        let stored = kapi.get_ok(&format!("{V2}/plain"));
         assert_eq!(
             stored["spec"]["metrics"],
             json!([{"type": "Resource", "resource": {"name": "cpu",
@@ -75,22 +59,16 @@ fn both_versions_read_and_write_each_other_over_http() {
         );
 
         // v2 with status, read in v1: the CPU target and the rest in annotations.
-        send(kapi, "POST", V2, JSON, &rich_v2("rich"));
-        let mut with_status = get(kapi, &format!("{V2}/rich"));
+        kapi.send_ok("POST", V2, JSON, &rich_v2("rich"));
+        let mut with_status = kapi.get_ok(&format!("{V2}/rich"));
         with_status["status"] = json!({"currentReplicas": 3, "desiredReplicas": 4,
             "currentMetrics": [{"type": "Resource", "resource": {"name": "cpu",
                 "current": {"averageUtilization": 61}}}],
             "conditions": [{"type": "ScalingActive", "status": "True",
                 "lastTransitionTime": "2026-12-05T00:00:00Z", "reason": "ValidMetricFound"}]});
-        send(
-            kapi,
-            "PUT",
-            &format!("{V2}/rich/status"),
-            JSON,
-            &with_status,
-        );
-        let before = get(kapi, &format!("{V2}/rich"));
-        let old = get(kapi, &format!("{V1}/rich"));
+        kapi.send_ok("PUT", &format!("{V2}/rich/status"), JSON, &with_status);
+        let before = kapi.get_ok(&format!("{V2}/rich"));
+        let old = kapi.get_ok(&format!("{V1}/rich"));
         assert_eq!(old["spec"]["targetCPUUtilizationPercentage"], 50);
         assert_eq!(old["status"]["currentCPUUtilizationPercentage"], 61);
         assert_eq!(old["metadata"]["annotations"]["team"], "a");
@@ -102,8 +80,8 @@ fn both_versions_read_and_write_each_other_over_http() {
         // A v1 client's read-modify-write loses nothing of v2.
         let mut edited = old.clone();
         edited["spec"]["maxReplicas"] = json!(12);
-        send(kapi, "PUT", &format!("{V1}/rich"), JSON, &edited);
-        let after = get(kapi, &format!("{V2}/rich"));
+        kapi.send_ok("PUT", &format!("{V1}/rich"), JSON, &edited);
+        let after = kapi.get_ok(&format!("{V2}/rich"));
         assert_eq!(after["spec"]["maxReplicas"], 12);
         for field in [
             "/spec/metrics",
@@ -125,25 +103,24 @@ fn both_versions_read_and_write_each_other_over_http() {
             "target": {"type": "AverageValue", "averageValue": "10"}}});
         let mut lossy = rich_v2("lossy");
         lossy["spec"]["metrics"] = json!([averaged]);
-        send(kapi, "POST", V2, JSON, &lossy);
-        let mut status = get(kapi, &format!("{V1}/lossy"));
+        kapi.send_ok("POST", V2, JSON, &lossy);
+        let mut status = kapi.get_ok(&format!("{V1}/lossy"));
         status["status"] = json!({"currentReplicas": 1, "desiredReplicas": 2});
-        let answer = send(kapi, "PUT", &format!("{V1}/lossy/status"), JSON, &status);
+        let answer = kapi.send_ok("PUT", &format!("{V1}/lossy/status"), JSON, &status);
         assert_eq!(answer["status"]["desiredReplicas"], 2);
-        let stored = get(kapi, &format!("{V2}/lossy"));
+        let stored = kapi.get_ok(&format!("{V2}/lossy"));
         assert_eq!(stored["spec"]["metrics"], json!([averaged]));
         assert_eq!(stored["status"]["desiredReplicas"], 2);
-        send(kapi, "DELETE", &format!("{V2}/lossy"), JSON, &json!({}));
+        kapi.send_ok("DELETE", &format!("{V2}/lossy"), JSON, &json!({}));
 
         // A merge patch through v1 changes the CPU target in v2's metric.
-        send(
-            kapi,
+        kapi.send_ok(
             "PATCH",
             &format!("{V1}/rich"),
             MERGE,
             &json!({"spec": {"targetCPUUtilizationPercentage": 70}}),
         );
-        let patched = get(kapi, &format!("{V2}/rich"));
+        let patched = kapi.get_ok(&format!("{V2}/rich"));
         assert_eq!(
             patched["spec"]["metrics"][1]["resource"]["target"]["averageUtilization"],
             70
@@ -168,7 +145,7 @@ fn both_versions_read_and_write_each_other_over_http() {
         );
 
         // Lists and watches in v1.
-        let list = get(kapi, V1);
+        let list = kapi.get_ok(V1);
         assert_eq!(list["apiVersion"], "autoscaling/v1");
         let targets: Vec<&Value> = list["items"]
             .as_array()
@@ -178,8 +155,7 @@ fn both_versions_read_and_write_each_other_over_http() {
             .collect();
         assert_eq!(targets, [&json!(80), &json!(70)]);
         let rv = list["metadata"]["resourceVersion"].as_str().unwrap();
-        send(
-            kapi,
+        kapi.send_ok(
             "PATCH",
             &format!("{V2}/plain"),
             MERGE,

@@ -20,37 +20,21 @@ const MERGE: &str = "application/merge-patch+json";
 const V1: &str = "/apis/example.kapi.dev/v1/namespaces/default/widgets";
 const V1ALPHA1: &str = "/apis/example.kapi.dev/v1alpha1/namespaces/default/widgets";
 
-fn send(kapi: &Kapi, method: &str, path: &str, content_type: &str, body: &Value) -> Value {
-    let (code, answer) = kapi.request(method, path, content_type, Some(body));
-    assert!(
-        (200..300).contains(&code),
-        "{method} {path}: {code} {answer}"
-    );
-    answer
-}
-
-fn get(kapi: &Kapi, path: &str) -> Value {
-    let (code, body) = kapi.request("GET", path, JSON, None);
-    assert_eq!(code, 200, "GET {path}: {body}");
-    body
-}
-
 #[test]
 fn both_widget_versions_read_and_write_each_other_over_http() {
     on_every_backend(|kapi| {
         // Written in v1, with its status; read in v1alpha1.
-        send(
-            kapi,
+        kapi.send_ok(
             "POST",
             V1,
             JSON,
             &json!({"metadata": {"name": "a"},
             "spec": {"color": "red", "replicas": 3, "ports": [{"name": "http", "port": 80}]}}),
         );
-        let mut status = get(kapi, &format!("{V1}/a"));
+        let mut status = kapi.get_ok(&format!("{V1}/a"));
         status["status"] = json!({"replicas": 3, "readyReplicas": 2, "phase": "Running"});
-        send(kapi, "PUT", &format!("{V1}/a/status"), JSON, &status);
-        let alpha = get(kapi, &format!("{V1ALPHA1}/a"));
+        kapi.send_ok("PUT", &format!("{V1}/a/status"), JSON, &status);
+        let alpha = kapi.get_ok(&format!("{V1ALPHA1}/a"));
         assert_eq!(alpha["apiVersion"], "example.kapi.dev/v1alpha1");
         assert_eq!(alpha["spec"]["colour"], "red");
         assert_eq!(
@@ -60,8 +44,7 @@ fn both_widget_versions_read_and_write_each_other_over_http() {
         assert_eq!(alpha["status"], json!({"ready": "2/3", "phase": "Running"}));
 
         // Written in v1alpha1 (defaulted and validated in v1alpha1), stored in v1.
-        let b = send(
-            kapi,
+        let b = kapi.send_ok(
             "POST",
             V1ALPHA1,
             JSON,
@@ -72,7 +55,7 @@ fn both_widget_versions_read_and_write_each_other_over_http() {
             b["spec"],
             json!({"colour": "blue", "replicas": 1, "size": "medium"})
         );
-        assert_eq!(get(kapi, &format!("{V1}/b"))["spec"]["color"], "blue");
+        assert_eq!(kapi.get_ok(&format!("{V1}/b"))["spec"]["color"], "blue");
         let (code, refused) = kapi.request(
             "POST",
             V1ALPHA1,
@@ -90,10 +73,10 @@ fn both_widget_versions_read_and_write_each_other_over_http() {
         );
 
         // The status subresource and a patch through v1alpha1.
-        let mut alpha_b = get(kapi, &format!("{V1ALPHA1}/b"));
+        let mut alpha_b = kapi.get_ok(&format!("{V1ALPHA1}/b"));
         alpha_b["status"] = json!({"ready": "1/4"});
-        send(kapi, "PUT", &format!("{V1ALPHA1}/b/status"), JSON, &alpha_b);
-        let v1_b = get(kapi, &format!("{V1}/b"));
+        kapi.send_ok("PUT", &format!("{V1ALPHA1}/b/status"), JSON, &alpha_b);
+        let v1_b = kapi.get_ok(&format!("{V1}/b"));
         assert_eq!(
             (
                 &v1_b["status"]["readyReplicas"],
@@ -101,14 +84,13 @@ fn both_widget_versions_read_and_write_each_other_over_http() {
             ),
             (&json!(1), &json!(4))
         );
-        send(
-            kapi,
+        kapi.send_ok(
             "PATCH",
             &format!("{V1ALPHA1}/b"),
             MERGE,
             &json!({"spec": {"replicas": 5}}),
         );
-        assert_eq!(get(kapi, &format!("{V1}/b"))["spec"]["replicas"], 5);
+        assert_eq!(kapi.get_ok(&format!("{V1}/b"))["spec"]["replicas"], 5);
         // The CEL rule of v1alpha1's colour holds there.
         let (code, immutable) = kapi.request(
             "PATCH",
@@ -126,7 +108,7 @@ fn both_widget_versions_read_and_write_each_other_over_http() {
         );
 
         // Lists and watches in v1alpha1.
-        let list = get(kapi, V1ALPHA1);
+        let list = kapi.get_ok(V1ALPHA1);
         assert_eq!(list["apiVersion"], "example.kapi.dev/v1alpha1");
         let colours: Vec<&Value> = list["items"]
             .as_array()
@@ -139,8 +121,7 @@ fn both_widget_versions_read_and_write_each_other_over_http() {
             .as_str()
             .unwrap()
             .to_string();
-        send(
-            kapi,
+        kapi.send_ok(
             "POST",
             V1,
             JSON,
@@ -277,7 +258,7 @@ fn kapi_answers_conversion_reviews_for_its_compiled_resources() {
             "kind": "ConversionReview",
             "request": {"uid": "r-1", "desiredAPIVersion": "example.kapi.dev/v1alpha1",
                 "objects": [widget]}});
-        let answer = send(&kapi, "POST", "/convert", JSON, &review);
+        let answer = kapi.send_ok("POST", "/convert", JSON, &review);
         assert_eq!(answer["apiVersion"], review["apiVersion"]);
         let response = &answer["response"];
         assert_eq!(
@@ -292,7 +273,7 @@ fn kapi_answers_conversion_reviews_for_its_compiled_resources() {
     let review = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
         "request": {"uid": "r-2", "desiredAPIVersion": "apps/v1",
             "objects": [{"apiVersion": "apps/v1beta1", "kind": "Deployment", "metadata": {"name": "d"}}]}});
-    let answer = send(&kapi, "POST", "/convert", JSON, &review);
+    let answer = kapi.send_ok("POST", "/convert", JSON, &review);
     assert_eq!(answer["response"]["result"]["status"], "Failure");
     assert_eq!(
         answer["response"]["result"]["message"],
