@@ -815,8 +815,9 @@ fn wrong_types_and_invalid_values(t: &mut Table) {
         "PUT",
         &format!("{SERVICES}/target"),
         JSON,
+        // Outside the allocation range (10.0.0.0/24), so never the IP it was given.
         bytes(&with(service("target"), |v| {
-            v["spec"]["clusterIP"] = json!("10.0.0.250")
+            v["spec"]["clusterIP"] = json!("10.0.1.250")
         })),
         422,
         "Invalid",
