@@ -94,6 +94,11 @@ struct SecurityFlags {
     /// Let requests without credentials in as `system:anonymous`.
     #[arg(long)]
     anonymous_auth: bool,
+    /// The authorization modes, in order (kube-apiserver's names: AlwaysAllow,
+    /// AlwaysDeny, RBAC); the first to allow decides. Members of system:masters may do
+    /// anything whatever the modes.
+    #[arg(long, value_delimiter = ',', default_value = "RBAC")]
+    authorization_mode: Vec<String>,
     /// The `iss` of the ServiceAccount tokens the server issues.
     #[arg(long, default_value = kapi::server::DEFAULT_ISSUER)]
     service_account_issuer: String,
@@ -230,6 +235,14 @@ pub fn run(args: ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     }
+    let authorization_modes =
+        match kapi_apiserver::authorization::Mode::parse_list(&security.authorization_mode) {
+            Ok(modes) => modes,
+            Err(e) => {
+                eprintln!("kapi: {e}");
+                return ExitCode::from(2);
+            }
+        };
     let mut resources = Resources::new();
     kapi_kube::generated::register(&mut resources);
     let config = ServeConfig {
@@ -253,6 +266,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
             client_ca_file: security.client_ca_file,
             token_auth_file: security.token_auth_file,
             anonymous_auth: security.anonymous_auth,
+            authorization_modes,
             service_account_issuer: security.service_account_issuer,
             api_audiences: security.api_audiences,
             audit_log_path: security.audit_log_path,

@@ -87,6 +87,8 @@ pub struct SecurityConfig {
     pub token_auth_file: Option<PathBuf>,
     /// Let requests without credentials in as `system:anonymous`.
     pub anonymous_auth: bool,
+    /// The authorization modes, in order (`--authorization-mode`); empty: RBAC.
+    pub authorization_modes: Vec<kapi_apiserver::authorization::Mode>,
     /// The issuer of ServiceAccount tokens (empty: [`DEFAULT_ISSUER`]).
     pub service_account_issuer: String,
     /// The API's audiences (empty: the issuer).
@@ -289,6 +291,11 @@ pub async fn serve(
     wait_synced(&mut policy_synced, "the RBAC policy").await;
     let authorizer = Authorizer {
         policy: Some(policy),
+        modes: if security.authorization_modes.is_empty() {
+            Authorizer::default().modes
+        } else {
+            security.authorization_modes.clone()
+        },
     };
     let (admission, mut background_tasks) =
         start_admission(&registry, &authorizer, services, stop_rx.clone()).await;

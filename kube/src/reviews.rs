@@ -292,18 +292,28 @@ fn rules_review(api: &Api, mut body: Value, user: &UserInfo) -> Result<Value, Ap
         .as_str()
         .unwrap_or_default()
         .to_string();
-    let (resource_rules, non_resource_rules, errors) = if user.in_group(kapi_auth::user::MASTERS) {
-        // The privileged group's own rules, as kube-apiserver's authorizer reports them.
+    let everything = user.in_group(kapi_auth::user::MASTERS)
+        || api
+            .authorizer
+            .has(kapi_apiserver::authorization::Mode::AlwaysAllow);
+    let (resource_rules, non_resource_rules, errors) = if everything {
+        // The privileged group's own rules (and AlwaysAllow's), as kube-apiserver's
+        // authorizers report them.
         (
             vec![json!({ "verbs": ["*"], "apiGroups": ["*"], "resources": ["*"] })],
             vec![json!({ "verbs": ["*"], "nonResourceURLs": ["*"] })],
             Vec::new(),
         )
     } else {
+        // RBAC's rules, when RBAC is a mode (AlwaysDeny has none).
         let snapshot = api
             .authorizer
             .policy
             .as_ref()
+            .filter(|_| {
+                api.authorizer
+                    .has(kapi_apiserver::authorization::Mode::Rbac)
+            })
             .map(|p| p.snapshot())
             .unwrap_or_default();
         let resolved = kapi_auth::authz::rbac::resolve_rules(&snapshot, user, &namespace);

@@ -1,7 +1,8 @@
 //! May this user do what this request asks? The attributes of a request
 //! ([`request::attributes`]), and the authorizers kube-apiserver chains: members of
-//! `system:masters` may do anything, then RBAC decides over the policy it is given
-//! ([`LivePolicy`]; reading it from the RBAC kinds is `kapi-kube`'s).
+//! `system:masters` may do anything, then the modes `--authorization-mode` names
+//! ([`Mode`]: `AlwaysAllow`, `AlwaysDeny`, `RBAC` over the policy it is given,
+//! [`LivePolicy`]; reading it from the RBAC kinds is `kapi-kube`'s).
 
 pub mod impersonation;
 pub mod request;
@@ -17,24 +18,111 @@ use crate::status::ApiError;
 /// stored, kept by whoever serves the RBAC kinds (`kapi-kube`'s `rbac`).
 pub type LivePolicy = Live<kapi_auth::authz::PolicySnapshot>;
 
-/// The server's authorizer.
-#[derive(Clone, Default)]
+/// One of kube-apiserver's authorization modes (`--authorization-mode`), chained in
+/// the order given: the first to allow or deny decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Allows every request.
+    AlwaysAllow,
+    /// Has no opinion on any request, with kube's reason ("Everything is forbidden."),
+    /// so that a later mode may still allow.
+    AlwaysDeny,
+    /// Decides from the RBAC policy.
+    Rbac,
+}
+
+/// kube's reason of the `AlwaysDeny` mode.
+const EVERYTHING_IS_FORBIDDEN: &str = "Everything is forbidden.";
+
+impl Mode {
+    /// The modes kapi has, by kube's names.
+    pub const NAMES: [&'static str; 3] = ["AlwaysAllow", "AlwaysDeny", "RBAC"];
+
+    /// A comma-separated `--authorization-mode` value, checked as kube-apiserver checks
+    /// it (in its words), with the modes kube has and kapi not named as such.
+    pub fn parse_list(modes: &[String]) -> Result<Vec<Mode>, String> {
+        if modes.iter().all(|m| m.trim().is_empty()) {
+            return Err("at least one authorization-mode must be passed".into());
+        }
+        let mut out = Vec::new();
+        for name in modes.iter().map(|m| m.trim()) {
+            let mode = match name {
+                "AlwaysAllow" => Mode::AlwaysAllow,
+                "AlwaysDeny" => Mode::AlwaysDeny,
+                "RBAC" => Mode::Rbac,
+                "Node" | "ABAC" | "Webhook" => {
+                    return Err(format!(
+                        "authorization-mode {name:?} is not supported by kapi (it has {})",
+                        Self::NAMES.join(", ")
+                    ));
+                }
+                other => return Err(format!("authorization-mode {other:?} is not a valid mode")),
+            };
+            if out.contains(&mode) {
+                return Err(format!(
+                    "authorization-mode {name:?} has mode specified more than once"
+                ));
+            }
+            out.push(mode);
+        }
+        Ok(out)
+    }
+}
+
+/// The server's authorizer: members of `system:masters` may do anything (kube's
+/// privileged-group authorizer, always first), then each mode in turn.
+#[derive(Clone)]
 pub struct Authorizer {
-    /// The RBAC policy (none: only `system:masters` may do anything).
+    /// The RBAC policy: what the RBAC mode decides from, and what RBAC's escalation
+    /// checks and rules reviews read (none: RBAC has no opinion).
     pub policy: Option<std::sync::Arc<LivePolicy>>,
+    /// The modes, in order.
+    pub modes: Vec<Mode>,
+}
+
+impl Default for Authorizer {
+    /// RBAC alone, over no policy yet.
+    fn default() -> Self {
+        Self {
+            policy: None,
+            modes: vec![Mode::Rbac],
+        }
+    }
 }
 
 impl Authorizer {
     /// Decides one request.
     pub fn authorize(&self, attrs: &Attributes) -> Decision {
-        // kube-apiserver's privileged-group authorizer comes before RBAC.
+        // kube-apiserver's privileged-group authorizer comes before every mode.
         if attrs.user.in_group(kapi_auth::user::MASTERS) {
             return Decision::Allow(String::new());
         }
-        match &self.policy {
-            Some(policy) => kapi_auth::authz::authorize(&policy.snapshot(), attrs),
-            None => Decision::NoOpinion(String::new()),
+        let mut reasons = Vec::new();
+        for mode in &self.modes {
+            let decision = match mode {
+                Mode::AlwaysAllow => return Decision::Allow(String::new()),
+                Mode::AlwaysDeny => Decision::NoOpinion(EVERYTHING_IS_FORBIDDEN.into()),
+                Mode::Rbac => match &self.policy {
+                    Some(policy) => kapi_auth::authz::authorize(&policy.snapshot(), attrs),
+                    None => Decision::NoOpinion(String::new()),
+                },
+            };
+            match decision {
+                Decision::NoOpinion(reason) => {
+                    if !reason.is_empty() {
+                        reasons.push(reason);
+                    }
+                }
+                decided => return decided,
+            }
         }
+        // kube's union authorizer: every reason, a line each.
+        Decision::NoOpinion(reasons.join("\n"))
+    }
+
+    /// Whether `mode` is one of the chain's.
+    pub fn has(&self, mode: Mode) -> bool {
+        self.modes.contains(&mode)
     }
 }
 
@@ -114,6 +202,61 @@ mod tests {
             name: name.into(),
             ..Attributes::default()
         }
+    }
+
+    #[test]
+    fn modes_chain_as_kube_chains_them() {
+        let chain = |modes: &[&str]| Authorizer {
+            policy: None,
+            modes: Mode::parse_list(&modes.iter().map(|m| m.to_string()).collect::<Vec<_>>())
+                .unwrap(),
+        };
+        let get = attrs("get", "configmaps", "default", "a");
+        assert!(chain(&["AlwaysAllow"]).authorize(&get).allowed());
+        assert!(chain(&["RBAC", "AlwaysAllow"]).authorize(&get).allowed());
+        // AlwaysDeny has no opinion: a later mode may allow, and its reason is the 403's.
+        assert!(
+            chain(&["AlwaysDeny", "AlwaysAllow"])
+                .authorize(&get)
+                .allowed()
+        );
+        let denied = chain(&["RBAC", "AlwaysDeny"]).authorize(&get);
+        assert_eq!(denied, Decision::NoOpinion(EVERYTHING_IS_FORBIDDEN.into()));
+        assert_eq!(
+            forbidden(&get, "Everything is forbidden.").message,
+            r#"configmaps "a" is forbidden: User "bob" cannot get resource "configmaps" in API group "" in the namespace "default": Everything is forbidden."#
+        );
+        // system:masters first, whatever the modes.
+        let mut admin = get.clone();
+        admin.user = UserInfo::new("admin", &[kapi_auth::user::MASTERS]);
+        assert!(chain(&["AlwaysDeny"]).authorize(&admin).allowed());
+    }
+
+    #[test]
+    fn mode_lists_are_checked_in_kubes_words() {
+        let parse =
+            |v: &[&str]| Mode::parse_list(&v.iter().map(|m| m.to_string()).collect::<Vec<_>>());
+        assert_eq!(
+            parse(&["RBAC", "AlwaysAllow"]),
+            Ok(vec![Mode::Rbac, Mode::AlwaysAllow])
+        );
+        assert_eq!(
+            parse(&[""]).unwrap_err(),
+            "at least one authorization-mode must be passed"
+        );
+        assert_eq!(
+            parse(&["rbac"]).unwrap_err(),
+            r#"authorization-mode "rbac" is not a valid mode"#
+        );
+        assert_eq!(
+            parse(&["RBAC", "RBAC"]).unwrap_err(),
+            r#"authorization-mode "RBAC" has mode specified more than once"#
+        );
+        assert!(
+            parse(&["Node", "RBAC"])
+                .unwrap_err()
+                .starts_with(r#"authorization-mode "Node" is not supported by kapi"#)
+        );
     }
 
     #[test]
