@@ -69,7 +69,7 @@ pub use resource::{
     PrinterColumn, Resource, ResourceInfo, ScaleInfo, Scope, Subresources, embedded_schema,
     embedded_schema_with,
 };
-pub use strategy::{ObjectStrategy, Registrar, SchemaStrategy, TypedStrategy};
+pub use strategy::{ObjectStrategy, Only, Registrar, SchemaStrategy, TypedStrategy};
 
 /// schemars, for `#[derive(JsonSchema)]` on hand-written resources:
 /// `use kapi_core::schemars::{self, JsonSchema};`.

@@ -142,6 +142,63 @@ pub trait Registrar {
     }
 }
 
+/// A [`Registrar`] passing on only the resources `keep` accepts (and their
+/// conversions): how a server takes single resources out of a generated `register`
+/// that installs many.
+///
+/// ```ignore
+/// let mut resources = Resources::new();
+/// // Only Namespaces and the RBAC kinds of every built-in.
+/// kapi_kube::generated::register(&mut Only::new(&mut resources, |r| {
+///     (r.group.is_empty() && r.kind == "Namespace") || r.group == "rbac.authorization.k8s.io"
+/// }));
+/// ```
+pub struct Only<'a, F> {
+    inner: &'a mut dyn Registrar,
+    keep: F,
+    kept: std::collections::BTreeSet<(String, String)>,
+}
+
+impl<'a, F: Fn(&ResourceInfo) -> bool> Only<'a, F> {
+    /// Passes on to `inner` what `keep` accepts.
+    pub fn new(inner: &'a mut dyn Registrar, keep: F) -> Self {
+        Self {
+            inner,
+            keep,
+            kept: Default::default(),
+        }
+    }
+}
+
+impl<F: Fn(&ResourceInfo) -> bool> Registrar for Only<'_, F> {
+    fn register(&mut self, strategy: std::sync::Arc<dyn ObjectStrategy>) {
+        let info = strategy.info();
+        if (self.keep)(info) {
+            self.kept
+                .insert((info.group.to_string(), info.plural.to_string()));
+            self.inner.register(strategy);
+        }
+    }
+
+    fn register_conversion(
+        &mut self,
+        group: &str,
+        plural: &str,
+        converter: std::sync::Arc<dyn crate::conversion::VersionConverter>,
+    ) {
+        if self.kept.contains(&(group.to_string(), plural.to_string())) {
+            self.inner.register_conversion(group, plural, converter);
+        }
+    }
+
+    fn register_conversion_webhook(&mut self, group: &str, plural: &str, conversion: &str) {
+        if self.kept.contains(&(group.to_string(), plural.to_string())) {
+            self.inner
+                .register_conversion_webhook(group, plural, conversion);
+        }
+    }
+}
+
 /// Generic create preparation shared by every strategy.
 fn generic_prepare_for_create(
     info: &ResourceInfo,

@@ -16,21 +16,16 @@
 //!
 //! let mut resources = Resources::new();
 //! kapi_kube::generated::register(&mut resources);
-//! let config = ServeConfig {
-//!     listen: "127.0.0.1:6443".parse().unwrap(),
-//!     data_dir: "kapi-data".into(),
-//!     etcd_servers: vec![],
-//!     prefix: "/registry".into(),
-//!     compaction_interval: Some(std::time::Duration::from_secs(300)),
-//!     service_ranges: Default::default(),
-//!     event_ttl: std::time::Duration::from_secs(3600),
-//!     security: Default::default(),
-//!     leader_election: None,
-//!     watch_cache: Default::default(),
-//! };
-//! serve(config, resources, shutdown_signal()).await
+//! serve(ServeConfig::default(), resources, shutdown_signal()).await
 //! # }
 //! ```
+//!
+//! [`server::start`] runs the same in the background and returns once the server
+//! answers, with a handle to stop it: for a control plane of its own kinds, or a test.
+//! Single built-ins are taken out of the generated `register` with `kapi_core::Only`;
+//! what a server needs at the least (Namespaces for namespaced kinds, the RBAC kinds for
+//! RBAC authorization) is checked before it starts. The library logs through `tracing`
+//! and installs no subscriber.
 
 pub mod kubeconfig;
 pub mod pki;

@@ -23,7 +23,10 @@ use crate::kubeconfig;
 use crate::pki;
 use security::{Tls, auditor, proxy_identity, security_setup};
 
+mod requirements;
+mod running;
 mod security;
+
 use kapi_apiserver::authentication::Peer;
 use kapi_apiserver::authorization::Authorizer;
 use kapi_apiserver::documents::LiveDocuments;
@@ -32,6 +35,7 @@ use kapi_apiserver::metrics::InstrumentedStorage;
 use kapi_apiserver::registry::{Registry, Resources, StoreOptions};
 use kapi_kube::allocation::ServiceRanges;
 use kapi_kube::bootstrap;
+pub use running::{Ready, Running, start};
 
 /// How long a client may take to send a request's headers (kube-apiserver's
 /// `ReadHeaderTimeout`, just shy of its 34 s request timeout upper bound).
@@ -62,6 +66,26 @@ pub struct ServeConfig {
     /// The settings of every resource's watch cache (`--watch-cache-*`): their byte
     /// budget each, the total one they share, and the event horizon.
     pub watch_cache: kapi_storage::CacherConfig,
+}
+
+impl Default for ServeConfig {
+    /// `kapi serve`'s defaults: 127.0.0.1:6443, `./kapi-data`, the embedded store,
+    /// history compacted every 5 minutes, Events kept an hour, HTTPS with the
+    /// server's own certificates, RBAC, no leader election.
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 6443)),
+            data_dir: PathBuf::from("kapi-data"),
+            etcd_servers: Vec::new(),
+            prefix: "/registry".into(),
+            compaction_interval: Some(Duration::from_secs(300)),
+            service_ranges: ServiceRanges::default(),
+            event_ttl: Duration::from_secs(3600),
+            security: SecurityConfig::default(),
+            leader_election: None,
+            watch_cache: kapi_storage::CacherConfig::default(),
+        }
+    }
 }
 
 /// The issuer of ServiceAccount tokens when `--service-account-issuer` is not given
@@ -249,6 +273,17 @@ pub async fn serve(
     resources: Resources,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> Result<(), ServeError> {
+    run(config, resources, shutdown, None).await
+}
+
+/// [`serve`], telling `ready` where it answers once it does.
+async fn run(
+    config: ServeConfig,
+    resources: Resources,
+    shutdown: impl std::future::Future<Output = ()>,
+    ready: Option<tokio::sync::oneshot::Sender<Ready>>,
+) -> Result<(), ServeError> {
+    requirements::check(&resources, &config.security)?;
     crate::private_files::ensure_dir(&config.data_dir)
         .map_err(io(format!("creating {}", config.data_dir.display())))?;
     let encryption =
@@ -352,17 +387,41 @@ pub async fn serve(
     let acceptor = tls.map(|t| tokio_rustls::TlsAcceptor::from(t.config));
     let background = start_background(&config, &registry, &storage, local, api.shutdown.clone());
     tracing::info!(url = %url, kubeconfig = %kubeconfig_path.display(), "kapi is ready");
+    if let Some(ready) = ready {
+        let _ = ready.send(Ready {
+            url,
+            address: local,
+            kubeconfig: kubeconfig_path,
+        });
+    }
 
     let graceful = accept_until(listener, acceptor, &api, shutdown).await;
     tracing::info!("shutting down: no new connections, ending watches");
     let _ = stop_tx.send(true);
+    let mut tasks = background_tasks;
+    tasks.push(crd_controller);
+    tasks.push(policy_task);
+    tasks.extend(aggregator_task);
+    stop_all(graceful, background, tasks, api, registry, storage).await;
+    Ok(())
+}
+
+/// Lets in-flight requests end (30 s at most), the background work stop (a leader
+/// gives its Lease up), then ends the rest and closes the store.
+async fn stop_all(
+    graceful: GracefulShutdown,
+    background: tokio::task::JoinHandle<()>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+    api: Arc<Api>,
+    registry: Arc<Registry>,
+    storage: Arc<dyn Storage>,
+) {
     if tokio::time::timeout(Duration::from_secs(30), graceful.shutdown())
         .await
         .is_err()
     {
         tracing::warn!("requests still running after 30s; closing anyway");
     }
-    // A leader gives its Lease up on the way out.
     let background_abort = background.abort_handle();
     if tokio::time::timeout(Duration::from_secs(5), background)
         .await
@@ -370,12 +429,7 @@ pub async fn serve(
     {
         background_abort.abort();
     }
-    crd_controller.abort();
-    if let Some(task) = aggregator_task {
-        task.abort();
-    }
-    policy_task.abort();
-    for task in background_tasks {
+    for task in tasks {
         task.abort();
     }
     registry.close().await;
@@ -388,7 +442,6 @@ pub async fn serve(
         tracing::warn!(error = %e, "closing the storage");
     }
     tracing::info!("stopped");
-    Ok(())
 }
 
 /// The store options: what every resource gets (the object size limit, the watch
