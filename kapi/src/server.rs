@@ -429,8 +429,13 @@ async fn stop_all(
     {
         background_abort.abort();
     }
-    for task in tasks {
+    for task in &tasks {
         task.abort();
+    }
+    // Ended, not only told to: what they hold (the store) is released now, so the
+    // same data directory can be served again in this process.
+    for task in tasks {
+        let _ = task.await;
     }
     registry.close().await;
     if let Some(auditor) = &api.auditor {
