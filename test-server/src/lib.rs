@@ -67,12 +67,15 @@ pub enum Error {
 /// Where CustomResourceDefinitions are created.
 const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 
-/// Which resources a server serves: its own, and which built-ins.
+/// One's own resources' registration.
 type Register = Box<dyn Fn(&mut dyn Registrar) + Send>;
+
+/// Which built-ins a server keeps.
+type Keep = Arc<dyn Fn(&ResourceInfo) -> bool + Send + Sync>;
 
 /// How a [`TestServer`] is started.
 pub struct Builder {
-    builtins: Option<Arc<dyn Fn(&ResourceInfo) -> bool + Send + Sync>>,
+    builtins: Option<Keep>,
     own: Vec<Register>,
     crd_files: Vec<PathBuf>,
     crds: Vec<CustomResourceDefinition>,
