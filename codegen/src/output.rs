@@ -65,9 +65,13 @@ impl<'a> Tree<'a> {
                     }
                 }
                 Some(_) => quote!(pub mod #name;),
+                // A group's module, holding only its versions': as allowed as they are.
                 None => {
                     let nested = child.tokens(files);
-                    quote! { pub mod #name { #nested } }
+                    quote! {
+                        #[allow(clippy::all, missing_docs, non_camel_case_types)]
+                        pub mod #name { #nested }
+                    }
                 }
             }
         });
