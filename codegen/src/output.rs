@@ -30,7 +30,7 @@ fn format(tokens: TokenStream) -> Result<String, Error> {
 }
 
 const MODULE_ALLOWS: &str =
-    "#![allow(clippy::all, clippy::pedantic, missing_docs, non_camel_case_types, rustdoc::all)]";
+    "#![allow(clippy::all, clippy::pedantic, dead_code, missing_docs, non_camel_case_types, rustdoc::all)]";
 
 /// The module tree below one path: each child either a leaf with items or a folder.
 #[derive(Default)]
@@ -60,7 +60,7 @@ impl<'a> Tree<'a> {
                 Some(items) if !files => {
                     let nested = child.tokens(files);
                     quote! {
-                        #[allow(clippy::all, missing_docs, non_camel_case_types)]
+                        #[allow(clippy::all, dead_code, missing_docs, non_camel_case_types)]
                         pub mod #name { #items #nested }
                     }
                 }
@@ -69,7 +69,7 @@ impl<'a> Tree<'a> {
                 None => {
                     let nested = child.tokens(files);
                     quote! {
-                        #[allow(clippy::all, missing_docs, non_camel_case_types)]
+                        #[allow(clippy::all, dead_code, missing_docs, non_camel_case_types)]
                         pub mod #name { #nested }
                     }
                 }
