@@ -29,8 +29,7 @@ fn format(tokens: TokenStream) -> Result<String, Error> {
     Ok(format!("{HEADER}{}", prettyplease::unparse(&file)))
 }
 
-const MODULE_ALLOWS: &str =
-    "#![allow(clippy::all, clippy::pedantic, dead_code, missing_docs, non_camel_case_types, rustdoc::all)]";
+const MODULE_ALLOWS: &str = "#![allow(clippy::all, clippy::pedantic, dead_code, missing_docs, non_camel_case_types, rustdoc::all)]";
 
 /// The module tree below one path: each child either a leaf with items or a folder.
 #[derive(Default)]
