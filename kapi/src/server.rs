@@ -41,7 +41,27 @@ pub use running::{Ready, Running, start};
 /// `ReadHeaderTimeout`, just shy of its 34 s request timeout upper bound).
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(32);
 
-/// How `kapi serve` runs.
+/// How `kapi serve` runs. [`ServeConfig::default`] is the binary's defaults; change
+/// what differs:
+///
+/// ```
+/// use kapi::server::{SecurityConfig, ServeConfig};
+///
+/// // A test's server: any free loopback port, a temporary directory, plain HTTP
+/// // (loopback only; requests without credentials are the admin).
+/// let dir = std::env::temp_dir().join("kapi-doc-example");
+/// let config = ServeConfig {
+///     listen: "127.0.0.1:0".parse().unwrap(),
+///     data_dir: dir,
+///     security: SecurityConfig {
+///         insecure_http: true,
+///         ..SecurityConfig::default()
+///     },
+///     ..ServeConfig::default()
+/// };
+/// assert_eq!(config.prefix, "/registry");
+/// assert!(config.etcd_servers.is_empty(), "the embedded store");
+/// ```
 #[derive(Clone, Debug)]
 pub struct ServeConfig {
     /// Where to listen.
