@@ -40,9 +40,11 @@ const BUDGET: u64 = 16 * MIB;
 /// filling with the new history, and the allocator's slack. Measured on 2026-12-02
 /// with 25 patches on the embedded store: +67 to +75 MiB at the end of issue #18's
 /// first session, +76 to +95 MiB with its second (the window itself 14.3 MiB of it);
-/// 64 MiB had been enough at +40 MiB before protobuf. The unbounded window this
+/// 64 MiB had been enough at +40 MiB before protobuf. On 2026-12-05: +89 to +94 MiB
+/// run alone (three runs), +97 and +113 MiB within the whole suite on a busy machine
+/// (two of five runs printed it), so 96 MiB became 128. The unbounded window this
 /// guards against took +4,126 MiB.
-const CHURN_ALLOWANCE: u64 = 96 * MIB;
+const CHURN_ALLOWANCE: u64 = 128 * MIB;
 /// What may stay above the start once the window is released, beyond the budget: the
 /// store's page cache. The budget itself may stay too: mimalloc purges freed pages
 /// lazily (`purge_delay`, 10 ms, is checked when the allocator next touches that
