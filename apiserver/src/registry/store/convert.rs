@@ -164,8 +164,7 @@ impl Store {
         value: &Bytes,
         revision: i64,
     ) -> Result<Value, ApiError> {
-        let version = obj.get("apiVersion").and_then(Value::as_str);
-        if self.conversion.is_some() && self.storage_version.as_deref() != version {
+        if self.stored_elsewhere(&obj) {
             return self.decode_served(value, revision).await;
         }
         super::set_meta(
@@ -176,18 +175,35 @@ impl Store {
         Ok(obj)
     }
 
+    /// Whether `obj` (in the served version) is stored in another version, through the
+    /// converter.
+    fn stored_elsewhere(&self, obj: &Value) -> bool {
+        self.conversion.is_some()
+            && self.storage_version.as_deref().is_some_and(|storage| {
+                obj.get("apiVersion").and_then(Value::as_str) != Some(storage)
+            })
+    }
+
+    /// `obj` (in the served version) in the storage version, when the converter must
+    /// take it there; `None` when only its `apiVersion` differs.
+    async fn in_storage_version(&self, obj: &Value) -> Result<Option<Value>, ApiError> {
+        match (&self.conversion, &self.storage_version) {
+            (Some(c), Some(storage)) if self.stored_elsewhere(obj) => {
+                let converted =
+                    conversion::convert(c.converter.as_ref(), vec![obj.clone()], storage).await?;
+                Ok(Some(converted.into_iter().next().unwrap_or_default()))
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// `obj` (in the served version) as it is stored: converted into the storage
     /// version when a converter must, else with its `apiVersion` changed.
     pub(super) async fn encode_for_storage(&self, obj: &Value) -> Result<Bytes, ApiError> {
-        if let (Some(c), Some(storage)) = (&self.conversion, &self.storage_version) {
-            let version = obj.get("apiVersion").and_then(Value::as_str);
-            if version != Some(storage.as_str()) {
-                let mut out =
-                    conversion::convert(c.converter.as_ref(), vec![obj.clone()], storage).await?;
-                return Ok(encode(&out.pop().unwrap_or_default()));
-            }
-        }
-        Ok(self.encode(obj))
+        Ok(match self.in_storage_version(obj).await? {
+            Some(converted) => encode(&converted),
+            None => self.encode(obj),
+        })
     }
 
     /// `new` (in the served version) as an update of `stored` writes it. Converted into
@@ -202,15 +218,10 @@ impl Store {
         stored: &Bytes,
         sub: &Subresource,
     ) -> Result<Bytes, ApiError> {
-        let (Some(c), Some(storage)) = (&self.conversion, &self.storage_version) else {
+        let Some(mut out) = self.in_storage_version(new).await? else {
             return Ok(self.encode(new));
         };
-        if new.get("apiVersion").and_then(Value::as_str) == Some(storage.as_str()) {
-            return Ok(self.encode(new));
-        }
-        let converted =
-            conversion::convert(c.converter.as_ref(), vec![new.clone()], storage).await?;
-        let mut out = converted.into_iter().next().unwrap_or_default();
+        let storage = self.storage_version.as_deref().unwrap_or_default();
         let old = is_stored_in(stored, storage)
             .then(|| serde_json::from_slice::<Value>(stored).ok())
             .flatten();
