@@ -95,10 +95,23 @@ struct SecurityFlags {
     #[arg(long)]
     anonymous_auth: bool,
     /// The authorization modes, in order (kube-apiserver's names: AlwaysAllow,
-    /// AlwaysDeny, RBAC); the first to allow decides. Members of system:masters may do
-    /// anything whatever the modes.
+    /// AlwaysDeny, RBAC, Webhook); the first to allow decides. Members of
+    /// system:masters may do anything whatever the modes.
     #[arg(long, value_delimiter = ',', default_value = "RBAC")]
     authorization_mode: Vec<String>,
+    /// The kubeconfig of the Webhook mode's server: its URL, CA and the credentials
+    /// kapi calls it with.
+    #[arg(long)]
+    authorization_webhook_config_file: Option<PathBuf>,
+    /// The SubjectAccessReview version sent to the webhook (v1 or v1beta1).
+    #[arg(long, default_value = "v1beta1")]
+    authorization_webhook_version: String,
+    /// How long the webhook's allows are remembered.
+    #[arg(long, default_value = "5m", value_parser = kapi_apiserver::duration::parse_duration)]
+    authorization_webhook_cache_authorized_ttl: std::time::Duration,
+    /// How long the webhook's other answers are remembered.
+    #[arg(long, default_value = "30s", value_parser = kapi_apiserver::duration::parse_duration)]
+    authorization_webhook_cache_unauthorized_ttl: std::time::Duration,
     /// The `iss` of the ServiceAccount tokens the server issues.
     #[arg(long, default_value = kapi::server::DEFAULT_ISSUER)]
     service_account_issuer: String,
@@ -267,6 +280,14 @@ pub fn run(args: ServeArgs) -> ExitCode {
             token_auth_file: security.token_auth_file,
             anonymous_auth: security.anonymous_auth,
             authorization_modes,
+            authorization_webhook: security.authorization_webhook_config_file.map(|file| {
+                kapi_apiserver::authorization::webhook::WebhookConfig {
+                    version: security.authorization_webhook_version,
+                    authorized_ttl: security.authorization_webhook_cache_authorized_ttl,
+                    unauthorized_ttl: security.authorization_webhook_cache_unauthorized_ttl,
+                    ..kapi_apiserver::authorization::webhook::WebhookConfig::new(file)
+                }
+            }),
             service_account_issuer: security.service_account_issuer,
             api_audiences: security.api_audiences,
             audit_log_path: security.audit_log_path,

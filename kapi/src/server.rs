@@ -133,6 +133,9 @@ pub struct SecurityConfig {
     pub anonymous_auth: bool,
     /// The authorization modes, in order (`--authorization-mode`); empty: RBAC.
     pub authorization_modes: Vec<kapi_apiserver::authorization::Mode>,
+    /// The webhook of the `Webhook` mode (`--authorization-webhook-*`); required with
+    /// that mode, refused without it.
+    pub authorization_webhook: Option<kapi_apiserver::authorization::webhook::WebhookConfig>,
     /// The issuer of ServiceAccount tokens (empty: [`DEFAULT_ISSUER`]).
     pub service_account_issuer: String,
     /// The API's audiences (empty: the issuer).
@@ -350,6 +353,14 @@ async fn run(
             Authorizer::default().modes
         } else {
             security.authorization_modes.clone()
+        },
+        webhook: match &security.authorization_webhook {
+            Some(config) => Some(std::sync::Arc::new(
+                kapi_apiserver::authorization::webhook::WebhookAuthorizer::new(config).map_err(
+                    |e| ServeError::Config(format!("--authorization-webhook-config-file: {e}")),
+                )?,
+            )),
+            None => None,
         },
     };
     let (admission, mut background_tasks) =

@@ -110,7 +110,7 @@ impl CreateOnly for Review {
     ) -> Result<Value, ApiError> {
         match self {
             Review::SelfAccess | Review::Access | Review::LocalAccess => {
-                access_review(api, *self, r, body, user)
+                access_review(api, *self, r, body, user).await
             }
             Review::SelfSubject => Ok(self_subject_review(r, user)),
             Review::Rules => rules_review(api, body, user),
@@ -184,7 +184,7 @@ fn user_json(user: &UserInfo) -> Value {
     v
 }
 
-fn access_review(
+async fn access_review(
     api: &Api,
     kind: Review,
     r: &ResourcePath,
@@ -261,14 +261,17 @@ fn access_review(
             ));
         }
     }
-    let status = match api.authorizer.authorize(&attrs) {
+    let verdict = api.authorizer.decide(&attrs).await;
+    let mut status = match verdict.decision {
         Decision::Allow(reason) => json!({ "allowed": true, "reason": reason }),
         Decision::Deny(reason) => json!({ "allowed": false, "denied": true, "reason": reason }),
         Decision::NoOpinion(reason) => json!({ "allowed": false, "reason": reason }),
     };
-    let mut status = status;
     if status["reason"] == "" {
         status.as_object_mut().map(|s| s.remove("reason"));
+    }
+    if !verdict.error.is_empty() {
+        status["evaluationError"] = json!(verdict.error);
     }
     let obj = body.as_object_mut().ok_or_else(|| {
         ApiError::bad_request(format!(
@@ -334,7 +337,14 @@ fn rules_review(api: &Api, mut body: Value, user: &UserInfo) -> Result<Value, Ap
                 resource.push(v);
             }
         }
-        let errors: Vec<String> = resolved.errors.iter().map(|e| e.to_string()).collect();
+        let mut errors: Vec<String> = resolved.errors.iter().map(|e| e.to_string()).collect();
+        if api
+            .authorizer
+            .has(kapi_apiserver::authorization::Mode::Webhook)
+        {
+            // kube's webhook authorizer lists no rules, so the list is incomplete.
+            errors.push("webhook authorizer does not support user rule resolution".into());
+        }
         (resource, non_resource, errors)
     };
     let mut status = json!({

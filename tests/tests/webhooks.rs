@@ -86,6 +86,7 @@ async fn answer(received: Received) -> Value {
         path,
         query,
         body: review,
+        ..
     } = received;
     let has_timeout = query.contains("timeout=");
     let mut response = json!({"uid": review["request"]["uid"], "allowed": true});

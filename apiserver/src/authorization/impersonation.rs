@@ -21,7 +21,7 @@ const AUTHENTICATION_GROUP: &str = "authentication.k8s.io";
 
 /// The user a request acts as: `requester` unless it impersonates someone, which it
 /// must be allowed to.
-pub fn impersonate(
+pub async fn impersonate(
     authorizer: &Authorizer,
     requester: UserInfo,
     headers: &HeaderMap,
@@ -58,13 +58,9 @@ pub fn impersonate(
         return Err(bad_request("only one user and one uid may be impersonated"));
     }
     let name = users[0].clone();
-    let check = |attrs: Attributes| -> Result<(), ApiError> {
-        if authorizer.authorize(&attrs).allowed() {
-            Ok(())
-        } else {
-            Err(super::forbidden(&attrs, ""))
-        }
-    };
+    // What the requester must be allowed, asked in kube's order once all are known.
+    let mut asks = Vec::new();
+    let mut check = |attrs: Attributes| asks.push(attrs);
     let ask = |group: &str, resource: &str, namespace: &str, name: &str| Attributes {
         user: requester.clone(),
         verb: "impersonate".into(),
@@ -79,31 +75,36 @@ pub fn impersonate(
     let probe = UserInfo::new(name.clone(), &[]);
     match probe.service_account() {
         Some((ns, sa)) => {
-            check(ask("", "serviceaccounts", ns, sa))?;
+            check(ask("", "serviceaccounts", ns, sa));
             for g in kapi_auth::user::service_account_groups(ns) {
                 if !groups.contains(&g) {
                     groups.push(g);
                 }
             }
         }
-        None => check(ask("", "users", "", &name))?,
+        None => check(ask("", "users", "", &name)),
     }
     for g in groups
         .iter()
         .filter(|g| !g.starts_with("system:serviceaccounts"))
     {
-        check(ask("", "groups", "", g))?;
+        check(ask("", "groups", "", g));
     }
     for (key, values) in &extra {
         for v in values {
             let mut attrs = ask(AUTHENTICATION_GROUP, "userextras", "", v);
             attrs.subresource = key.clone();
-            check(attrs)?;
+            check(attrs);
         }
     }
     let uid = uids.first().cloned().unwrap_or_default();
     if !uid.is_empty() {
-        check(ask(AUTHENTICATION_GROUP, "uids", "", &uid))?;
+        check(ask(AUTHENTICATION_GROUP, "uids", "", &uid));
+    }
+    for attrs in asks {
+        if !authorizer.decide(&attrs).await.decision.allowed() {
+            return Err(super::forbidden(&attrs, ""));
+        }
     }
     if name == ANONYMOUS {
         if !groups.iter().any(|g| g == UNAUTHENTICATED) {

@@ -2,10 +2,16 @@
 //! ([`request::attributes`]), and the authorizers kube-apiserver chains: members of
 //! `system:masters` may do anything, then the modes `--authorization-mode` names
 //! ([`Mode`]: `AlwaysAllow`, `AlwaysDeny`, `RBAC` over the policy it is given,
-//! [`LivePolicy`]; reading it from the RBAC kinds is `kapi-kube`'s).
+//! [`LivePolicy`]; reading it from the RBAC kinds is `kapi-kube`'s; `Webhook`, a
+//! remote service asked with `SubjectAccessReview`s, [`webhook`]).
 
 pub mod impersonation;
 pub mod request;
+pub mod webhook;
+
+use std::sync::Arc;
+
+use futures_util::FutureExt;
 
 use http::StatusCode;
 use kapi_auth::authz::{Attributes, Decision};
@@ -29,17 +35,19 @@ pub enum Mode {
     AlwaysDeny,
     /// Decides from the RBAC policy.
     Rbac,
+    /// Asks the authorization webhook.
+    Webhook,
 }
 
 /// The modes kube-apiserver has and kapi not yet.
-const KUBE_ONLY_MODES: &str = "Node ABAC Webhook";
+const KUBE_ONLY_MODES: &str = "Node ABAC";
 
 /// kube's reason of the `AlwaysDeny` mode.
 const EVERYTHING_IS_FORBIDDEN: &str = "Everything is forbidden.";
 
 impl Mode {
     /// The modes kapi has, by kube's names.
-    pub const NAMES: [&'static str; 3] = ["AlwaysAllow", "AlwaysDeny", "RBAC"];
+    pub const NAMES: [&'static str; 4] = ["AlwaysAllow", "AlwaysDeny", "RBAC", "Webhook"];
 
     /// A comma-separated `--authorization-mode` value, checked as kube-apiserver checks
     /// it (in its words), with the modes kube has and kapi not named as such.
@@ -53,6 +61,7 @@ impl Mode {
                 "AlwaysAllow" => Mode::AlwaysAllow,
                 "AlwaysDeny" => Mode::AlwaysDeny,
                 "RBAC" => Mode::Rbac,
+                "Webhook" => Mode::Webhook,
                 // kube's other modes, in one string: the Node mode is no resource.
                 _ if KUBE_ONLY_MODES.split(' ').any(|m| m == name) => {
                     return Err(format!(
@@ -79,9 +88,11 @@ impl Mode {
 pub struct Authorizer {
     /// The RBAC policy: what the RBAC mode decides from, and what RBAC's escalation
     /// checks and rules reviews read (none: RBAC has no opinion).
-    pub policy: Option<std::sync::Arc<LivePolicy>>,
+    pub policy: Option<Arc<LivePolicy>>,
     /// The modes, in order.
     pub modes: Vec<Mode>,
+    /// The webhook the `Webhook` mode asks (none: it has no opinion).
+    pub webhook: Option<Arc<webhook::WebhookAuthorizer>>,
 }
 
 impl Default for Authorizer {
@@ -90,25 +101,104 @@ impl Default for Authorizer {
         Self {
             policy: None,
             modes: vec![Mode::Rbac],
+            webhook: None,
         }
     }
 }
 
+/// What the chain decided, and why a mode could not decide (a webhook that could not
+/// be asked): kube answers 500 with it when no mode allowed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    /// The decision.
+    pub decision: Decision,
+    /// The errors on the way, a line each (empty: none).
+    pub error: String,
+}
+
+/// A webhook call the synchronous path may not make where it is.
+struct MustCall;
+
 impl Authorizer {
-    /// Decides one request.
+    /// Decides one request, asking the webhook when the chain reaches it.
+    pub async fn decide(&self, attrs: &Attributes) -> Verdict {
+        match self.chain(attrs, true).await {
+            Ok(verdict) => verdict,
+            Err(MustCall) => unreachable!("calls are allowed"),
+        }
+    }
+
+    /// Decides one request where no `.await` is possible (a CEL expression's
+    /// `authorizer`, RBAC's escalation checks): at once when no webhook call is
+    /// needed, otherwise by calling it on a thread of its own while this one waits.
     pub fn authorize(&self, attrs: &Attributes) -> Decision {
+        self.decide_blocking(attrs).decision
+    }
+
+    /// [`Authorizer::authorize`] with the errors on the way.
+    pub fn decide_blocking(&self, attrs: &Attributes) -> Verdict {
+        if let Some(Ok(verdict)) = self.chain(attrs, false).now_or_never() {
+            return verdict;
+        }
+        let call = || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build();
+            match runtime {
+                Ok(runtime) => runtime.block_on(self.decide(attrs)),
+                Err(e) => Verdict {
+                    decision: Decision::NoOpinion(String::new()),
+                    error: format!("the webhook could not be called: {e}"),
+                },
+            }
+        };
+        let on_a_thread = || {
+            std::thread::scope(|scope| {
+                scope.spawn(call).join().unwrap_or_else(|_| Verdict {
+                    decision: Decision::NoOpinion(String::new()),
+                    error: "the webhook call panicked".into(),
+                })
+            })
+        };
+        // A worker of a multi-threaded runtime hands its other tasks on while it waits.
+        match tokio::runtime::Handle::try_current() {
+            Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+                tokio::task::block_in_place(on_a_thread)
+            }
+            _ => on_a_thread(),
+        }
+    }
+
+    /// The chain; without `may_call`, a webhook decision that is not cached is
+    /// [`MustCall`] (so the future never waits).
+    async fn chain(&self, attrs: &Attributes, may_call: bool) -> Result<Verdict, MustCall> {
+        let verdict = |decision, errors: &Vec<String>| Verdict {
+            decision,
+            error: errors.join("\n"),
+        };
         // kube-apiserver's privileged-group authorizer comes before every mode.
         if attrs.user.in_group(kapi_auth::user::MASTERS) {
-            return Decision::Allow(String::new());
+            return Ok(verdict(Decision::Allow(String::new()), &Vec::new()));
         }
-        let mut reasons = Vec::new();
+        let (mut reasons, mut errors) = (Vec::new(), Vec::new());
         for mode in &self.modes {
             let decision = match mode {
-                Mode::AlwaysAllow => return Decision::Allow(String::new()),
+                Mode::AlwaysAllow => Decision::Allow(String::new()),
                 Mode::AlwaysDeny => Decision::NoOpinion(EVERYTHING_IS_FORBIDDEN.into()),
                 Mode::Rbac => match &self.policy {
                     Some(policy) => kapi_auth::authz::authorize(&policy.snapshot(), attrs),
                     None => Decision::NoOpinion(String::new()),
+                },
+                Mode::Webhook => match &self.webhook {
+                    None => Decision::NoOpinion(String::new()),
+                    Some(webhook) => match webhook.cached(attrs) {
+                        Some(decision) => decision,
+                        None if !may_call => return Err(MustCall),
+                        None => webhook.authorize(attrs).await.unwrap_or_else(|e| {
+                            errors.push(e);
+                            Decision::NoOpinion(String::new())
+                        }),
+                    },
                 },
             };
             match decision {
@@ -117,11 +207,11 @@ impl Authorizer {
                         reasons.push(reason);
                     }
                 }
-                decided => return decided,
+                decided => return Ok(verdict(decided, &errors)),
             }
         }
         // kube's union authorizer: every reason, a line each.
-        Decision::NoOpinion(reasons.join("\n"))
+        Ok(verdict(Decision::NoOpinion(reasons.join("\n")), &errors))
     }
 
     /// Whether `mode` is one of the chain's.
@@ -211,6 +301,7 @@ mod tests {
     #[test]
     fn modes_chain_as_kube_chains_them() {
         let chain = |modes: &[&str]| Authorizer {
+            webhook: None,
             policy: None,
             modes: Mode::parse_list(&modes.iter().map(|m| m.to_string()).collect::<Vec<_>>())
                 .unwrap(),

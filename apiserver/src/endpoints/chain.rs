@@ -46,7 +46,7 @@ impl Api {
             None => AuditContext::disabled(),
         };
         let req = Request::from_parts(parts, body);
-        let attrs = match self.authorize(&req, requested, &mut audit) {
+        let attrs = match self.authorize(&req, requested, &mut audit).await {
             Ok(attrs) => attrs,
             Err(e) => {
                 return refuse(
@@ -179,8 +179,8 @@ impl Api {
     }
 
     /// Impersonation, then authorization: what the request asks and for whom, or a 400
-    /// or 403.
-    fn authorize<B>(
+    /// or 403 (a 500 when a mode that could not decide left none allowing it).
+    async fn authorize<B>(
         &self,
         req: &Request<B>,
         requested: Attributes,
@@ -190,17 +190,25 @@ impl Api {
             &self.authorizer,
             requested.user.clone(),
             req.headers(),
-        )?;
+        )
+        .await?;
         let attrs = if user == requested.user {
             requested
         } else {
             audit.set_impersonated_user(&user);
             Attributes { user, ..requested }
         };
-        match self.authorizer.authorize(&attrs) {
+        let verdict = self.authorizer.decide(&attrs).await;
+        match verdict.decision {
             Decision::Allow(reason) => {
                 audit.set_authorization(true, &reason);
                 Ok(attrs)
+            }
+            // kube-apiserver's authorization filter: a decision that could not be made
+            // is a 500, not a 403.
+            _ if !verdict.error.is_empty() => {
+                audit.set_authorization(false, &verdict.error);
+                Err(ApiError::internal_reason(verdict.error))
             }
             Decision::NoOpinion(reason) | Decision::Deny(reason) => {
                 audit.set_authorization(false, &reason);

@@ -34,6 +34,21 @@ pub fn check(resources: &Resources, security: &SecurityConfig) -> Result<(), Ser
             names.join(", ")
         )));
     }
+    // kube-apiserver's checks of its authorization flags, in its words.
+    let webhook_mode = security.authorization_modes.contains(&Mode::Webhook);
+    match (webhook_mode, security.authorization_webhook.is_some()) {
+        (true, false) => {
+            return Err(ServeError::Config(
+                "authorization-mode Webhook's authorization config file not passed".into(),
+            ));
+        }
+        (false, true) => {
+            return Err(ServeError::Config(
+                "cannot specify --authorization-webhook-config-file without mode Webhook".into(),
+            ));
+        }
+        _ => {}
+    }
     let rbac_mode = security.authorization_modes.is_empty()
         || security.authorization_modes.contains(&Mode::Rbac);
     let rbac_kinds = RBAC_KINDS

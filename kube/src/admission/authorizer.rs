@@ -61,16 +61,17 @@ impl Authorize for AsUser {
             namespace: query.namespace.clone(),
             path: query.path.clone().unwrap_or_default(),
         };
-        match self.authorizer.authorize(&attrs) {
+        let verdict = self.authorizer.decide_blocking(&attrs);
+        match verdict.decision {
             Decision::Allow(reason) => AuthzDecision {
                 allowed: true,
                 reason,
-                error: String::new(),
+                error: verdict.error,
             },
             Decision::Deny(reason) | Decision::NoOpinion(reason) => AuthzDecision {
                 allowed: false,
                 reason,
-                error: String::new(),
+                error: verdict.error,
             },
         }
     }

@@ -3,6 +3,9 @@
 //! `caBundle`), valid for 127.0.0.1 and the DNS names asked for. Every request's JSON
 //! body is recorded with its path, and answered by the test's handler.
 
+// Each suite that includes this module reads part of what it records.
+#![allow(dead_code)]
+
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
@@ -28,6 +31,8 @@ pub struct Received {
     pub query: String,
     /// Its body, parsed (`null` when it is not JSON).
     pub body: Value,
+    /// Its `Authorization` header, if any.
+    pub authorization: Option<String>,
 }
 
 /// The answer to a request: a 200 with this JSON body, when the future is done.
@@ -157,6 +162,11 @@ async fn answer(
 ) -> Result<hyper::Response<Full<Bytes>>, Infallible> {
     let path = req.uri().path().to_string();
     let query = req.uri().query().unwrap_or_default().to_string();
+    let authorization = req
+        .headers()
+        .get(hyper::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
     let body = req
         .into_body()
         .collect()
@@ -167,6 +177,7 @@ async fn answer(
         path,
         query,
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        authorization,
     };
     recorder.lock().unwrap().push(received.clone());
     let answer = handler(received).await;

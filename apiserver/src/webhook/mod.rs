@@ -1,7 +1,8 @@
 //! Calling a webhook (k8s.io/apiserver's `util/webhook`): one HTTPS POST of a JSON
 //! review to a `clientConfig`, over HTTP/1.1 on rustls, trusting only the
 //! configuration's `caBundle`. Admission webhooks and CRD conversion webhooks both call
-//! through it.
+//! through it; the authorization webhook is configured by a kubeconfig instead
+//! ([`kubeconfig`]), which may also name the client's credentials.
 //!
 //! A `clientConfig.service` is reached through a [`ServiceResolver`] the server is
 //! given (kube's `webhook.ServiceResolver`): kapi has no cluster network to route a
@@ -25,6 +26,8 @@ use hyper_util::rt::TokioIo;
 use rustls::ClientConfig;
 use rustls::pki_types::ServerName;
 use serde_json::Value;
+
+pub mod kubeconfig;
 
 /// Says where a Service a webhook names is served (kube's `webhook.ServiceResolver`).
 #[async_trait]
@@ -61,6 +64,8 @@ pub struct Endpoint {
     path: String,
     server_name: ServerName<'static>,
     tls: Arc<ClientConfig>,
+    /// The `Authorization` header's bearer token, when the configuration names one.
+    bearer: Option<String>,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -79,17 +84,18 @@ impl Endpoint {
         let url = config["url"]
             .as_str()
             .ok_or("the webhook has neither clientConfig.url nor clientConfig.service")?;
-        let uri: http::Uri = url
-            .parse()
-            .map_err(|e| format!("clientConfig.url {url:?}: {e}"))?;
+        Self::for_url(url, tls_config(config)?, "clientConfig.url")
+    }
+
+    /// An `https` URL called over `tls`; `what` names where the URL came from in errors.
+    fn for_url(url: &str, tls: Arc<ClientConfig>, what: &str) -> Result<Self, String> {
+        let uri: http::Uri = url.parse().map_err(|e| format!("{what} {url:?}: {e}"))?;
         if uri.scheme_str() != Some("https") {
-            return Err(format!(
-                "clientConfig.url {url:?}: the scheme must be https"
-            ));
+            return Err(format!("{what} {url:?}: the scheme must be https"));
         }
         let host = uri
             .host()
-            .ok_or_else(|| format!("clientConfig.url {url:?} has no host"))?
+            .ok_or_else(|| format!("{what} {url:?} has no host"))?
             .trim_start_matches('[')
             .trim_end_matches(']')
             .to_string();
@@ -99,9 +105,10 @@ impl Endpoint {
             authority: authority(&host, port),
             path: uri.path_and_query().map_or("/", |p| p.as_str()).to_string(),
             server_name: ServerName::try_from(host.clone())
-                .map_err(|e| format!("clientConfig.url {url:?}: {e}"))?,
-            tls: tls_config(config)?,
+                .map_err(|e| format!("{what} {url:?}: {e}"))?,
+            tls,
             target: Target::Host { host, port },
+            bearer: None,
         })
     }
 
@@ -130,6 +137,7 @@ impl Endpoint {
                 name,
                 port,
             },
+            bearer: None,
         })
     }
 
@@ -198,10 +206,14 @@ impl Endpoint {
         let _driver = AbortOnDrop(tokio::spawn(async move {
             let _ = conn.await;
         }));
-        let request = http::Request::post(path)
+        let mut request = http::Request::post(path)
             .header(http::header::HOST, self.authority.as_str())
             .header(http::header::CONTENT_TYPE, "application/json")
-            .header(http::header::ACCEPT, "application/json")
+            .header(http::header::ACCEPT, "application/json");
+        if let Some(token) = &self.bearer {
+            request = request.header(http::header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        let request = request
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| e.to_string())?;
         let response = sender
@@ -248,11 +260,30 @@ fn tls_config(config: &Value) -> Result<Arc<ClientConfig>, String> {
             return Err("unable to load root certificates: no certificate in caBundle".into());
         }
     }
-    let mut tls = ClientConfig::builder_with_provider(crate::tls::provider())
+    client_tls(roots, None)
+}
+
+/// A client certificate chain and its key.
+type ClientIdentity = (
+    Vec<rustls::pki_types::CertificateDer<'static>>,
+    rustls::pki_types::PrivateKeyDer<'static>,
+);
+
+/// TLS over HTTP/1.1 trusting `roots`, presenting `identity` when there is one.
+fn client_tls(
+    roots: rustls::RootCertStore,
+    identity: Option<ClientIdentity>,
+) -> Result<Arc<ClientConfig>, String> {
+    let builder = ClientConfig::builder_with_provider(crate::tls::provider())
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("TLS: {e}"))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+        .with_root_certificates(roots);
+    let mut tls = match identity {
+        Some((chain, key)) => builder
+            .with_client_auth_cert(chain, key)
+            .map_err(|e| format!("the client certificate: {e}"))?,
+        None => builder.with_no_client_auth(),
+    };
     tls.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::new(tls))
 }
