@@ -285,6 +285,7 @@ impl Builder {
                 return Err(Error::Invalid(diags));
             }
             let definitions = definitions::reachable(&definitions, &resources);
+            let protobuf = protobuf.reachable(&resources);
             Ok(Checked {
                 resources,
                 files,

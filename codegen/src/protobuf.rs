@@ -226,3 +226,113 @@ fn parse_gvk(s: &str) -> Option<(String, String, String)> {
     let (group, version) = gv.split_once('/')?;
     Some((group.into(), version.into(), kind.into()))
 }
+
+/// Messages the server writes for any resource, whatever is compiled: apimachinery's
+/// (Status, list and watch envelopes, tables, options, quantities, times).
+const SERVER_MESSAGES: &str = "k8s.io.apimachinery.";
+
+/// The message of a scale subresource.
+const SCALE: (&str, &str, &str) = ("autoscaling", "v1", "Scale");
+
+impl ProtobufCatalog {
+    /// The messages `resources` can be read and written as, and those they refer to:
+    /// each served kind and its list, the autoscaling/v1 `Scale` of a scale
+    /// subresource, what a subresource is posted or read as (`kapi.dev/subresources`),
+    /// and apimachinery's. A catalog of every built-in group thus costs a crate that
+    /// compiles a few of them only theirs.
+    pub fn reachable(&self, resources: &[crate::model::ResourceDef]) -> ProtobufCatalog {
+        let mut kinds: BTreeSet<(String, String, String)> = BTreeSet::new();
+        for res in resources {
+            let crd = &res.crd;
+            for version in &crd.versions {
+                for kind in [&crd.names.kind, &crd.names.list_kind] {
+                    kinds.insert((crd.group.clone(), version.name.clone(), kind.clone()));
+                }
+                if version.subresources.scale.is_some() {
+                    kinds.insert((SCALE.0.into(), SCALE.1.into(), SCALE.2.into()));
+                }
+            }
+            kinds.extend(
+                crate::validate::extra_subresources(res)
+                    .iter()
+                    .filter_map(|entry| subresource_kind(entry)),
+            );
+        }
+        let mut wanted: Vec<&str> = self
+            .messages
+            .iter()
+            .filter(|(name, m)| {
+                name.starts_with(SERVER_MESSAGES) || m.kinds.iter().any(|k| kinds.contains(k))
+            })
+            .map(|(name, _)| name.as_str())
+            .collect();
+        let mut kept = BTreeSet::new();
+        while let Some(name) = wanted.pop() {
+            if !kept.insert(name) {
+                continue;
+            }
+            if let Some(m) = self.messages.get(name) {
+                wanted.extend(
+                    m.fields
+                        .iter()
+                        .map(|f| f.ty.as_str())
+                        .filter(|t| !SCALARS.contains(t)),
+                );
+            }
+        }
+        ProtobufCatalog {
+            messages: self
+                .messages
+                .iter()
+                .filter(|(name, _)| kept.contains(name.as_str()))
+                .map(|(name, m)| (name.clone(), m.clone()))
+                .collect(),
+        }
+    }
+}
+
+/// The kind of a `kapi.dev/subresources` entry (`eviction=create@policy/v1/Eviction`,
+/// or a core kind named after a `create` one: `binding=create` posts a v1 `Binding`).
+fn subresource_kind(entry: &str) -> Option<(String, String, String)> {
+    let (name, rest) = entry.split_once('=')?;
+    match rest.split_once('@') {
+        Some((_, kind)) => {
+            let mut parts = kind.splitn(3, '/');
+            let (group, version, kind) = (parts.next()?, parts.next()?, parts.next()?);
+            Some((group.into(), version.into(), kind.into()))
+        }
+        None if rest.split(',').any(|verb| verb == "create") => {
+            let mut chars = name.chars();
+            let first = chars.next()?.to_ascii_uppercase();
+            Some((
+                String::new(),
+                "v1".into(),
+                format!("{first}{}", chars.as_str()),
+            ))
+        }
+        None => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subresource_kinds_are_read_as_the_annotation_writes_them() {
+        let kind = |g: &str, v: &str, k: &str| Some((g.to_string(), v.to_string(), k.to_string()));
+        assert_eq!(
+            subresource_kind("eviction=create@policy/v1/Eviction"),
+            kind("policy", "v1", "Eviction")
+        );
+        assert_eq!(
+            subresource_kind("exec=create,get@/v1/PodExecOptions"),
+            kind("", "v1", "PodExecOptions")
+        );
+        assert_eq!(
+            subresource_kind("binding=create"),
+            kind("", "v1", "Binding")
+        );
+        assert_eq!(subresource_kind("finalize=update"), None);
+    }
+}

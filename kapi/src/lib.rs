@@ -38,7 +38,9 @@
 //! with a handle to stop it) or [`server::serve`]. `kapi_core::Only` takes single
 //! built-ins out of the generated `register`; what a server needs at the least
 //! (Namespaces for namespaced kinds, the RBAC kinds for RBAC authorization) is checked
-//! before it starts. `examples/own-control-plane` is such a crate.
+//! before it starts. Only the built-in groups it names are compiled when it depends on
+//! this crate without its default `all-builtins` feature and names kapi-kube's group
+//! features (`namespaces`, `rbac`, …). `examples/own-control-plane` is such a crate.
 //!
 //! ```no_run
 //! # mod my_crate { pub fn register(_: &mut dyn kapi_core::Registrar) {} }

@@ -76,6 +76,7 @@ pub async fn ensure_rbac(registry: &Registry) {
 /// Creates kube-apiserver's system PriorityClasses (`system-node-critical` and
 /// `system-cluster-critical`, kube's `AddSystemPriorityClasses` post-start hook) where
 /// they are missing; one that exists is left as it is, as kube leaves it.
+#[cfg(feature = "scheduling")]
 pub async fn ensure_priority_classes(registry: &Registry) {
     let group = "scheduling.k8s.io";
     let Some(store) = registry.get(group, "v1", "priorityclasses") else {
@@ -185,6 +186,7 @@ fn marked_ready(current: &Value, range: &str) -> Value {
 /// valid one, while their generation is 1, untouched since created); the annotation is
 /// set to what was decided. Unlike kube, this runs once at start, not periodically, and
 /// bootstrap objects kube no longer defines are not removed.
+#[cfg(feature = "flowcontrol")]
 pub async fn ensure_flow_control(registry: &Registry) {
     let group = "flowcontrol.apiserver.k8s.io";
     let sets = [
@@ -210,6 +212,7 @@ pub async fn ensure_flow_control(registry: &Registry) {
 }
 
 /// Creates one bootstrap object of [`ensure_flow_control`], or revises the stored one.
+#[cfg(feature = "flowcontrol")]
 async fn ensure_flow_control_object(
     store: &kapi_apiserver::registry::Store,
     group: &str,
@@ -277,3 +280,11 @@ async fn ensure_flow_control_object(
         }
     }
 }
+
+/// Without the scheduling group compiled in there are no PriorityClasses to create.
+#[cfg(not(feature = "scheduling"))]
+pub async fn ensure_priority_classes(_registry: &Registry) {}
+
+/// Without the flowcontrol group compiled in there are no bootstrap objects to create.
+#[cfg(not(feature = "flowcontrol"))]
+pub async fn ensure_flow_control(_registry: &Registry) {}

@@ -13,6 +13,14 @@
 //! configuration priority and fairness follows ([`flow_control`]), and what
 //! particular built-ins get from the configuration ([`controlplane`]).
 //!
+//! The built-ins compiled are chosen with cargo features, one per API group (`core`,
+//! `apps`, `rbac`, …, as `build.rs`' `builtin_groups.rs` lists them, and `namespaces`
+//! for core's Namespace alone); `all-builtins`, the default, is every one. A group's
+//! schema, generated types, hooks and protobuf messages come and go together; a group
+//! whose hooks use core's (`apps`, `batch`, `events`, `networking`,
+//! `apiregistration`) turns `core` on. What is generic stays whatever the features:
+//! the controllers and admission plugins find at run time which kinds are served.
+//!
 //! Everything generic is `kapi-apiserver`'s; this crate must not handle HTTP, encode
 //! or negotiate formats, or know how the server is wired and listens (the `kapi`
 //! crate's).

@@ -29,7 +29,9 @@ const CHAIN: &[(&str, &str)] = &[
 /// extras and UID is authorized against `authentication.k8s.io`'s `userextras` and
 /// `uids`; priority and fairness matches FlowSchema subjects of kind `ServiceAccount`;
 /// a webhook's `clientConfig.service` names the Service it is called through (its
-/// `ServiceResolver` says where that is).
+/// `ServiceResolver` says where that is); the Webhook authorization mode asks its
+/// webhook with a `SubjectAccessReview`, the wire format k8s.io/apiserver's webhook
+/// authorizer posts (a review, not a served resource's rules).
 const ALLOWED: &[&str] = &[
     "service",
     "ServiceAccount",
@@ -38,6 +40,7 @@ const ALLOWED: &[&str] = &[
     "Namespace",
     "serviceaccounts",
     "authentication.k8s.io",
+    "SubjectAccessReview",
 ];
 
 fn workspace() -> PathBuf {

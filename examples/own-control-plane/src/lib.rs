@@ -3,6 +3,11 @@
 //! (cluster-scoped), compiled from `schemas/` by `build.rs`, beside only Namespaces and
 //! RBAC from Kubernetes' built-ins. `main.rs` serves it; the tests and the controller
 //! example (`examples/controller`) start it in process.
+//!
+//! Only two built-in groups are compiled in: `Cargo.toml` names kapi-kube's `core`
+//! (Namespaces are core's) and `rbac` features and turns off kapi's and
+//! kapi-test-server's default (`all-builtins`). Of core's kinds, [`register_all`]
+//! keeps Namespaces.
 
 use kapi_apiserver::registry::Resources;
 use kapi_core::{Only, Registrar};

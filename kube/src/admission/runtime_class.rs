@@ -15,7 +15,7 @@ use kapi_apiserver::status::ApiError;
 
 use kapi_core::__private::k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
-use crate::hooks::core::quantity_value;
+use crate::hooks::quantity::quantity_value;
 
 /// Whether the plugin looks at `request`: the create of a Pod.
 pub fn handles(request: &AdmissionRequest<'_>) -> bool {

@@ -9,12 +9,14 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use crate::hooks::core::namespace::KUBERNETES_FINALIZER;
 use kapi_apiserver::registry::object::{is_being_deleted, name};
 use kapi_apiserver::registry::{
     DeleteOptions, ListOptions, Registry, Store, Subresource, WatchOptions, WriteOptions,
 };
 use kapi_apiserver::status::ApiError;
+
+/// The finalizer the namespace controller owns.
+pub const KUBERNETES_FINALIZER: &str = "kubernetes";
 
 /// How often terminating namespaces are looked at again while their content drains
 /// (objects with finalizers can take a while).

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use kapi_core::__private::k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kapi_core::FieldPath;
 
+#[cfg(feature = "storage")]
 use crate::generated::api::core::v1::TopologySelectorTerm;
 
 /// kube's `GetNodeLabelDeprecatedMessage`.
@@ -67,6 +68,7 @@ pub(crate) fn runtime_class_warnings(
 }
 
 /// kube's `GetWarningsForStorageClass`: deprecated labels in `allowedTopologies`.
+#[cfg(feature = "storage")]
 pub(crate) fn storage_class_warnings(topologies: Option<&[TopologySelectorTerm]>) -> Vec<String> {
     let mut warnings = Vec::new();
     for (i, term) in topologies.into_iter().flatten().enumerate() {

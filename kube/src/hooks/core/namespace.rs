@@ -12,8 +12,7 @@ use crate::generated::core::v1::Namespace;
 /// Namespaces kube-apiserver's NamespaceLifecycle admission refuses to delete.
 const IMMORTAL: &[&str] = &["default", "kube-system", "kube-public"];
 
-/// The finalizer the namespace controller owns.
-pub const KUBERNETES_FINALIZER: &str = "kubernetes";
+pub use crate::controllers::namespace::KUBERNETES_FINALIZER;
 
 /// The hooks of `core/v1` Namespace.
 #[derive(Clone, Copy, Debug, Default)]

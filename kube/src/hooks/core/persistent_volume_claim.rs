@@ -18,9 +18,9 @@ use crate::generated::api::core::v1::PersistentVolumeClaimStatus;
 use crate::generated::core::v1::PersistentVolumeClaim;
 
 use super::persistent_volume::{
-    access_modes_string, quantity_value, validate_access_modes, validate_class_name,
-    validate_volume_mode,
+    access_modes_string, validate_access_modes, validate_class_name, validate_volume_mode,
 };
+use crate::hooks::quantity::quantity_value;
 
 /// `ValidatePersistentVolumeClaimSpec`, as far as kapi goes.
 fn validate_pvc(pvc: &PersistentVolumeClaim) -> ErrorList {

@@ -28,8 +28,8 @@ use serde_json::Value;
 
 use crate::generated::api::core::v1::Toleration;
 use crate::generated::node_k8s_io::v1::RuntimeClass;
-use crate::hooks::core::quantity_value;
 use crate::hooks::node_labels::runtime_class_warnings;
+use crate::hooks::quantity::quantity_value;
 use crate::hooks::strings;
 
 /// The hooks of RuntimeClass.

@@ -29,8 +29,8 @@ use serde_json::Value;
 
 use super::validation::immutable;
 use crate::generated::storage_k8s_io::v1::CSIStorageCapacity;
-use crate::hooks::core::quantity_value;
 use crate::hooks::node_labels::node_selector_warnings;
+use crate::hooks::quantity::quantity_value;
 
 /// The hooks of CSIStorageCapacity.
 #[derive(Clone, Copy, Debug, Default)]
