@@ -9,4 +9,14 @@ fn main() {
         eprintln!("{e}");
         std::process::exit(1);
     }
+    // The same schemas without hooks, for `src/bin/gizmo-kinds.rs`: generated code
+    // included straight into a binary crate, which must compile without a warning.
+    if let Err(e) = kapi_codegen::Builder::new()
+        .schemas_dir("schemas")
+        .file_name("kapi_generated_bare.rs")
+        .generate()
+    {
+        eprintln!("{e}");
+        std::process::exit(1);
+    }
 }

@@ -57,3 +57,17 @@ fn generated_resource_registers_and_validates() {
         "spec.motor: Invalid value: \"electric\": field is immutable"
     );
 }
+
+/// The generated code built into a binary of its own (warnings denied there) registers
+/// the kind.
+#[test]
+fn generated_code_builds_into_a_binary() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gizmo-kinds"))
+        .output()
+        .expect("running gizmo-kinds");
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "toys.example.com/v1alpha1 Gizmo\n"
+    );
+}
