@@ -206,14 +206,41 @@ fn documents(path: &Path) -> Result<Vec<String>, Error> {
         path: path.to_path_buf(),
         source,
     })?;
-    Ok(text
-        .split("\n---")
-        .map(|d| d.trim_start_matches("---").to_string())
+    Ok(split_documents(&text))
+}
+
+/// Splits a YAML stream at its document markers: a line that is `---` or `...`, alone
+/// or followed by a space (YAML forbids such a line inside any content, so a block
+/// scalar holding `----` or an indented `---` stays whole). Documents with nothing but
+/// comments are left out.
+fn split_documents(text: &str) -> Vec<String> {
+    let marker = |line: &str, m: &str| {
+        line.strip_prefix(m)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t']))
+    };
+    let mut docs = vec![String::new()];
+    for line in text.lines() {
+        if marker(line, "---") || marker(line, "...") {
+            docs.push(String::new());
+            // `--- {a: 1}`: the document starts on the marker's line.
+            let rest = line[3..].trim();
+            if !rest.is_empty() && !rest.starts_with('#') && line.starts_with("---") {
+                docs.last_mut()
+                    .expect("one document")
+                    .push_str(&format!("{rest}\n"));
+            }
+            continue;
+        }
+        let doc = docs.last_mut().expect("one document");
+        doc.push_str(line);
+        doc.push('\n');
+    }
+    docs.into_iter()
         .filter(|d| {
             d.lines()
                 .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
         })
-        .collect())
+        .collect()
 }
 
 /// A kapi serving in this process, for one test; stopped by [`TestServer::stop`] or
@@ -303,5 +330,23 @@ impl TestServer {
             Some(running) => Ok(running.stop().await?),
             None => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_documents;
+
+    #[test]
+    fn documents_split_at_markers_only() {
+        let text = "# a comment\n---\napiVersion: v1\nkind: A\ndata:\n  text: |\n    ---\n    ----\n---x: 1\n--- # second\nkind: B\n...\n---\n# only a comment\n--- {kind: C}\n";
+        assert_eq!(
+            split_documents(text),
+            [
+                "apiVersion: v1\nkind: A\ndata:\n  text: |\n    ---\n    ----\n---x: 1\n",
+                "kind: B\n",
+                "{kind: C}\n",
+            ]
+        );
     }
 }
