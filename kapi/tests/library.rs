@@ -18,11 +18,23 @@ async fn http(
     path: &str,
     body: &str,
 ) -> (u16, String) {
+    http_as(None, address, method, path, body).await
+}
+
+/// [`http`] with a bearer token (without one, plain HTTP acts as `system:masters`).
+async fn http_as(
+    token: Option<&str>,
+    address: std::net::SocketAddr,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> (u16, String) {
     let mut tcp = tokio::net::TcpStream::connect(address)
         .await
         .expect("connecting");
+    let credentials = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
     let request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: kapi\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        "{method} {path} HTTP/1.1\r\nHost: kapi\r\nConnection: close\r\n{credentials}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     );
     tcp.write_all(request.as_bytes()).await.expect("writing");
@@ -181,5 +193,74 @@ fn what_a_server_needs_at_the_least_is_enforced_with_a_clear_error() {
         .await;
         assert_eq!(code, 200);
         server.stop().await.expect("a clean stop");
+    });
+}
+
+/// The modes a control plane of its own kinds can run under, each asked as a user with
+/// no grant: AlwaysAllow lets him in, AlwaysDeny and RBAC (with the RBAC kinds) keep
+/// him out, and Webhook asks another kapi, in process, whose AlwaysAllow answers its
+/// SubjectAccessReviews (the kubeconfig it wrote, with its admin's client certificate,
+/// is the webhook's), as a control plane delegating authorization would.
+#[test]
+fn a_control_plane_of_its_own_kinds_runs_under_each_authorization_mode() {
+    use kapi_apiserver::authorization::Mode;
+    use kapi_apiserver::authorization::webhook::WebhookConfig;
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.csv");
+    std::fs::write(&tokens, "tok-bob,bob,uid-bob,\"\"\n").unwrap();
+    let widgets = "/apis/example.kapi.dev/v1/namespaces/default/widgets";
+    runtime().block_on(async {
+        let own = |rbac: bool| {
+            let mut resources = Resources::new();
+            kapi_kube::generated::register(&mut Only::new(&mut resources, |r| {
+                r.group == "example.kapi.dev"
+                    || (r.group.is_empty() && r.kind == "Namespace")
+                    || (rbac && r.group == "rbac.authorization.k8s.io")
+            }));
+            resources
+        };
+        // The authorizing server: HTTPS, only the SubjectAccessReview kinds, AlwaysAllow.
+        let mut decider = config(&dir.path().join("decider"));
+        decider.security.insecure_http = false;
+        decider.security.authorization_modes = vec![Mode::AlwaysAllow];
+        let mut reviews = Resources::new();
+        kapi_kube::generated::register(&mut Only::new(&mut reviews, |r| {
+            r.group == "authorization.k8s.io"
+        }));
+        let decider = start(decider, reviews).await.expect("the decider started");
+        let webhook = dir.path().join("webhook.kubeconfig");
+        let url = &decider.ready().url;
+        let kubeconfig = std::fs::read_to_string(&decider.ready().kubeconfig).unwrap();
+        let sar = format!("{url}/apis/authorization.k8s.io/v1/subjectaccessreviews");
+        std::fs::write(
+            &webhook,
+            kubeconfig.replace(&format!("server: {url}\n"), &format!("server: {sar}\n")),
+        )
+        .unwrap();
+
+        for (modes, rbac, wanted) in [
+            (vec![Mode::AlwaysAllow], false, 200),
+            (vec![Mode::AlwaysDeny], false, 403),
+            (vec![Mode::Rbac], true, 403),
+            (vec![Mode::Webhook], false, 200),
+        ] {
+            let mut cfg = config(&dir.path().join(format!("{modes:?}")));
+            cfg.security.token_auth_file = Some(tokens.clone());
+            if modes == [Mode::Webhook] {
+                cfg.security.authorization_webhook = Some(WebhookConfig {
+                    version: "v1".into(),
+                    ..WebhookConfig::new(&webhook)
+                });
+            }
+            cfg.security.authorization_modes = modes.clone();
+            let server = start(cfg, own(rbac)).await.expect("started");
+            let address = server.ready().address;
+            let (code, body) = http_as(Some("tok-bob"), address, "GET", widgets, "").await;
+            assert_eq!(code, wanted, "{modes:?}: {body}");
+            // The admin (system:masters) whatever the modes.
+            assert_eq!(http(address, "GET", widgets, "").await.0, 200, "{modes:?}");
+            server.stop().await.expect("a clean stop");
+        }
+        decider.stop().await.expect("a clean stop");
     });
 }
