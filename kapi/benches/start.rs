@@ -3,7 +3,9 @@
 //! kinds (the Widget, Namespaces and RBAC), over plain HTTP and HTTPS (whose
 //! certificates a fresh data directory makes), each on a fresh temporary data
 //! directory and on one reused (a restart), N times each; prints the median and the
-//! slowest.
+//! slowest. Beside them, when `etcd` is on the PATH, how long an etcd process takes
+//! from its spawn to answering `/health` (envtest's first of two processes, started as
+//! envtest starts it), for the comparison with envtest.
 //! Figures go to BENCHMARKS.md; nothing is asserted.
 
 use std::time::{Duration, Instant};
@@ -86,4 +88,66 @@ fn main() {
             );
         }
     }
+    etcd_start();
+}
+
+/// A free loopback port (bound, then let go).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// Whether etcd at `port` answers `/health` healthy.
+fn healthy(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut tcp) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let request = "GET /health HTTP/1.1\r\nHost: etcd\r\nConnection: close\r\n\r\n";
+    let mut answer = String::new();
+    tcp.write_all(request.as_bytes()).is_ok()
+        && tcp.read_to_string(&mut answer).is_ok()
+        && answer.starts_with("HTTP/1.1 200")
+        && answer.contains("\"health\":\"true\"")
+}
+
+/// etcd from spawn to healthy, as envtest runs it (a temporary data directory,
+/// loopback ports, `--unsafe-no-fsync`), polled every 2 ms.
+fn etcd_start() {
+    let mut times = Vec::new();
+    for _ in 0..RUNS {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let (client, peer) = (free_port(), free_port());
+        let began = Instant::now();
+        let child = std::process::Command::new("etcd")
+            .arg("--data-dir")
+            .arg(dir.path())
+            .arg(format!("--listen-client-urls=http://127.0.0.1:{client}"))
+            .arg(format!("--advertise-client-urls=http://127.0.0.1:{client}"))
+            .arg(format!("--listen-peer-urls=http://127.0.0.1:{peer}"))
+            .arg("--unsafe-no-fsync=true")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        let Ok(mut child) = child else {
+            println!("\netcd is not on the PATH: no comparison with envtest's etcd.");
+            return;
+        };
+        while !healthy(client) && began.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        times.push(began.elapsed());
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    times.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "\netcd (the first of envtest's two processes) from spawn to healthy: median {:.1} ms, fastest {:.1} ms, slowest {:.1} ms",
+        ms(times[RUNS / 2]),
+        ms(times[0]),
+        ms(times[RUNS - 1])
+    );
 }
