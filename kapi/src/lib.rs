@@ -77,8 +77,21 @@
 //! ## 3. The generator alone
 //!
 //! `kapi-codegen` turns CRD YAML into typed Rust, strategies and a `register` function
-//! without any server (`examples/build-rs`); this crate is not needed then. Tests of
-//! controllers start a server with `kapi-test-server`, built on [`server::start`].
+//! without any server (`examples/build-rs`); this crate is not needed then. A
+//! `build.rs` as prost-build's:
+//!
+//! ```no_run
+//! // build.rs: schemas/*.yaml → $OUT_DIR/kapi_generated.rs, rerun when one changes;
+//! // the crate then `include!(concat!(env!("OUT_DIR"), "/kapi_generated.rs"))`.
+//! kapi_codegen::Builder::new()
+//!     .schemas_dir("schemas")
+//!     .hooks("gizmos.toys.example.com", "crate::hooks::GizmoHooks")
+//!     .generate()
+//!     .expect("the schemas compile");
+//! ```
+//!
+//! Tests of controllers start a server with `kapi-test-server`, built on
+//! [`server::start`].
 //!
 //! The library logs through `tracing` and installs no subscriber: a binary installs
 //! one (`tracing_subscriber::fmt().init()`) to see `kapi is ready` and the rest.

@@ -15,8 +15,7 @@ use kapi_apiserver::registry::{
 };
 use kapi_apiserver::status::ApiError;
 
-/// The finalizer the namespace controller owns.
-pub const KUBERNETES_FINALIZER: &str = "kubernetes";
+use crate::hooks::KUBERNETES_FINALIZER;
 
 /// How often terminating namespaces are looked at again while their content drains
 /// (objects with finalizers can take a while).

@@ -114,6 +114,11 @@ pub use storage::{
 };
 
 use kapi_core::{ErrorList, FieldError, FieldPath};
+
+/// The finalizer a Namespace gets when it is created and the namespace controller
+/// removes once the namespace is empty (outside `core/`, which only `namespaces` or
+/// `core` compiles, because the controller always is).
+pub const KUBERNETES_FINALIZER: &str = "kubernetes";
 use serde_json::Value;
 
 /// `values` as JSON strings: the supported values of a `NotSupported` error.

@@ -12,7 +12,7 @@ use crate::generated::core::v1::Namespace;
 /// Namespaces kube-apiserver's NamespaceLifecycle admission refuses to delete.
 const IMMORTAL: &[&str] = &["default", "kube-system", "kube-public"];
 
-pub use crate::controllers::namespace::KUBERNETES_FINALIZER;
+use crate::hooks::KUBERNETES_FINALIZER;
 
 /// The hooks of `core/v1` Namespace.
 #[derive(Clone, Copy, Debug, Default)]
