@@ -665,6 +665,30 @@ impl Kapi {
         )
     }
 
+    /// `method path` with `body` as JSON, as `token`'s user over a connection without
+    /// a client certificate: the status code and the body parsed as JSON (a string when
+    /// it is not JSON).
+    pub fn json_as(
+        &self,
+        token: &str,
+        method: &str,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> (u16, serde_json::Value) {
+        let body = body.map(|b| serde_json::to_vec(b).expect("JSON"));
+        let ex = self.exchange_as(
+            &self.agent_without_certificate(),
+            Some(token),
+            method,
+            path,
+            "application/json",
+            None,
+            body.as_deref(),
+        );
+        let parsed = serde_json::from_str(&ex.body).unwrap_or(serde_json::Value::String(ex.body));
+        (ex.code, parsed)
+    }
+
     /// [`Kapi::exchange`] through `agent` (see [`Kapi::agent_without_certificate`],
     /// [`https_agent`]) with an optional bearer token.
     #[allow(clippy::too_many_arguments)]

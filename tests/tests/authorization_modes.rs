@@ -52,20 +52,7 @@ impl Server {
 
     /// `method path` as `token`'s user: the status code and body.
     fn as_user(&self, token: &str, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
-        let body = body.map(|b| serde_json::to_vec(b).unwrap());
-        let ex = self.kapi.exchange_as(
-            &self.kapi.agent_without_certificate(),
-            Some(token),
-            method,
-            path,
-            JSON,
-            None,
-            body.as_deref(),
-        );
-        (
-            ex.code,
-            serde_json::from_str(&ex.body).unwrap_or(Value::String(ex.body)),
-        )
+        self.kapi.json_as(token, method, path, body)
     }
 
     /// Polls (bounded) until carol may list, as the RBAC policy reaches the authorizer.

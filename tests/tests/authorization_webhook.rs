@@ -89,18 +89,7 @@ impl Rig {
     }
 
     fn as_user(&self, token: &str, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
-        let body = body.map(|b| serde_json::to_vec(b).unwrap());
-        let ex = self.kapi.exchange_as(
-            &self.kapi.agent_without_certificate(),
-            Some(token),
-            method,
-            path,
-            JSON,
-            None,
-            body.as_deref(),
-        );
-        let parsed = serde_json::from_str(&ex.body).unwrap_or(Value::String(ex.body));
-        (ex.code, parsed)
+        self.kapi.json_as(token, method, path, body)
     }
 
     /// The reviews the webhook has been sent.
