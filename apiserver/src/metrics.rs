@@ -351,6 +351,21 @@ impl Storage for InstrumentedStorage {
     async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream> {
         timed("watch", self.inner.watch(prefix, after)).await
     }
+    async fn watch_with_progress(
+        &self,
+        prefix: &str,
+        after: Revision,
+        requests: &kapi_storage::ProgressRequests,
+    ) -> Result<WatchStream> {
+        timed(
+            "watch",
+            self.inner.watch_with_progress(prefix, after, requests),
+        )
+        .await
+    }
+    fn answers_progress_requests(&self) -> bool {
+        self.inner.answers_progress_requests()
+    }
     async fn current_revision(&self) -> Result<Revision> {
         timed("current_revision", self.inner.current_revision()).await
     }

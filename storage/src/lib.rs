@@ -35,7 +35,7 @@ pub use encryption::{EncryptedStorage, EncryptionConfig};
 pub use etcd::{EtcdConfig, EtcdStorage};
 pub use interface::StorageError;
 pub use interface::{
-    Deleted, Encodings, Event, EventKind, KeyValue, ListRequest, ListResponse, ReadAt, Result,
-    Revision, Storage, Update, UpdateAttempts, UpdateError, Updated, ValueMemo, WatchItem,
-    WatchStream, guaranteed_update, guaranteed_update_with_ttl,
+    Deleted, Encodings, Event, EventKind, KeyValue, ListRequest, ListResponse, ProgressRequests,
+    ReadAt, Result, Revision, Storage, Update, UpdateAttempts, UpdateError, Updated, ValueMemo,
+    WatchItem, WatchStream, guaranteed_update, guaranteed_update_with_ttl,
 };

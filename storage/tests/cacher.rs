@@ -131,19 +131,14 @@ async fn any_reads_are_served_from_memory() {
     assert_eq!(after.reads_from_cache, before.reads_from_cache + 3);
     assert_eq!(after.reads_delegated, before.reads_delegated);
 
-    // Latest and Exact go to the inner storage, and agree with the cache.
-    let latest = cacher
-        .list(&list_at("/w/ns1/", ReadAt::Latest))
-        .await
-        .unwrap();
-    assert_eq!(latest.items, listed.items);
+    // Exact goes to the inner storage, and agrees with the cache.
     let exact = cacher
         .get("/w/ns1/a", ReadAt::Exact(a.mod_revision))
         .await
         .unwrap();
     assert_eq!(exact, Some(a));
     let last = cacher.stats();
-    assert_eq!(last.reads_delegated, after.reads_delegated + 2);
+    assert_eq!(last.reads_delegated, after.reads_delegated + 1);
     assert_eq!(last.reads_from_cache, after.reads_from_cache);
     cacher.close().await.unwrap();
 }

@@ -84,6 +84,14 @@ pub struct CacherConfig {
     /// cacher) waits for the cache to catch up before it goes to the inner storage.
     /// Default: 3 seconds, as kube-apiserver's cacher.
     pub freshness_timeout: Duration,
+    /// Whether `Latest` reads (no `resourceVersion` in the API) are served from memory
+    /// once the cache has caught up with the inner storage's current revision, as
+    /// kube-apiserver's `ConsistentListFromCache`; only where the inner storage
+    /// [answers progress requests](crate::Storage::answers_progress_requests). Otherwise,
+    /// or when the cache does not catch up within
+    /// [`freshness_timeout`](Self::freshness_timeout), they go to the inner storage.
+    /// Default: `true`.
+    pub consistent_reads: bool,
     /// How many keys each page of the feed's list asks for. Default: 1000.
     pub list_page_size: usize,
     /// The first wait before the feed watches (or lists) again after a failure; it
@@ -107,6 +115,7 @@ impl Default for CacherConfig {
             watcher_buffer_bytes: DEFAULT_WATCHER_BUFFER_BYTES,
             progress_interval: Duration::from_secs(5),
             freshness_timeout: Duration::from_secs(3),
+            consistent_reads: true,
             list_page_size: 1000,
             min_backoff: feed::MIN_BACKOFF,
             max_backoff: feed::MAX_BACKOFF,
@@ -179,6 +188,12 @@ impl CacherConfig {
     /// Sets [`CacherConfig::freshness_timeout`].
     pub fn with_freshness_timeout(mut self, timeout: Duration) -> Self {
         self.freshness_timeout = timeout;
+        self
+    }
+
+    /// Sets [`CacherConfig::consistent_reads`].
+    pub fn with_consistent_reads(mut self, from_memory: bool) -> Self {
+        self.consistent_reads = from_memory;
         self
     }
 

@@ -126,7 +126,10 @@ async fn run_once(shared: &Shared, resume: Option<Revision>) -> Failure {
             Err(error) => return fail(error),
         },
     };
-    let mut stream = match shared.inner.watch(&shared.prefix, from).await {
+    let watch = shared
+        .inner
+        .watch_with_progress(&shared.prefix, from, &shared.progress);
+    let mut stream = match watch.await {
         Ok(stream) => stream,
         Err(error) => return fail(error),
     };

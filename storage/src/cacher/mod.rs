@@ -15,8 +15,13 @@
 //!   the window on a timer, so time and compaction release memory without new writes.
 //! - **Reads**: `ReadAt::Any` and `ReadAt::NotOlderThan` are served from memory, the
 //!   latter once the cache has caught up (waiting at most
-//!   [`CacherConfig::freshness_timeout`]); `Latest` and `Exact` go to the inner storage,
-//!   so consistent reads and pagination stay exact.
+//!   [`CacherConfig::freshness_timeout`]). `Latest` (a consistent read) is served from
+//!   memory once the cache has caught up with the inner storage's current revision, as
+//!   kube-apiserver's `ConsistentListFromCache` (`revisions`: one revision read shared
+//!   by the callers waiting for it, then a progress request to the feed's watch), where
+//!   the inner storage [answers progress requests](Storage::answers_progress_requests);
+//!   elsewhere, or when the cache does not catch up in time, it goes to the inner
+//!   storage. `Exact` always does, so pagination stays exact.
 //! - **Watches** (`watchers`): served from the window when it reaches back far enough,
 //!   otherwise by the inner storage (which replays its own history or says `Expired`);
 //!   every cached watcher has a queue bounded by count and by bytes, and is cut off,
@@ -54,6 +59,7 @@
 mod budget;
 mod config;
 mod feed;
+mod revisions;
 mod shared;
 mod state;
 mod stats;
@@ -83,13 +89,17 @@ use self::stats::{Counters, bump};
 use self::watchers::{QueueLimits, Watchers};
 use crate::interface::StorageError;
 use crate::interface::{
-    Deleted, KeyValue, ListRequest, ListResponse, ReadAt, Result, Revision, Storage, WatchStream,
+    Deleted, KeyValue, ListRequest, ListResponse, ProgressRequests, ReadAt, Result, Revision,
+    Storage, WatchStream,
 };
 
 /// The watch cache: a [`Storage`] that serves reads and watches of one prefix from
 /// memory and passes everything else to the inner storage it wraps.
 ///
 /// Which calls are served from memory:
+/// - `get`/`list` under the prefix with [`ReadAt::Latest`], once the cache has caught up
+///   with the inner storage's current revision, read after the call began (see
+///   [`CacherConfig::consistent_reads`]);
 /// - `get`/`list` under the prefix with [`ReadAt::Any`], once the cache is ready and
 ///   has seen every write made through this `Cacher` (read-your-writes; it waits at
 ///   most [`CacherConfig::freshness_timeout`], then asks the inner storage);
@@ -160,6 +170,8 @@ impl Cacher {
             written: AtomicI64::new(0),
             stats: Counters::default(),
             account,
+            progress: ProgressRequests::new(),
+            revisions: Arc::default(),
         });
         let feed = tokio::spawn(feed::run(shared.clone()));
         Self {
@@ -262,7 +274,8 @@ impl Cacher {
     /// has caught up to what `read_at` asks for, waiting for it (bounded) if needed.
     async fn fresh_enough(&self, read_at: ReadAt) -> bool {
         let wanted = match read_at {
-            ReadAt::Latest | ReadAt::Exact(_) => return false,
+            ReadAt::Exact(_) => return false,
+            ReadAt::Latest => return self.caught_up_with_inner().await,
             ReadAt::Any => self.shared.written.load(Ordering::Acquire),
             ReadAt::NotOlderThan(revision) => revision,
         };
@@ -290,6 +303,48 @@ impl Cacher {
         )
     }
 
+    /// For a `Latest` read: whether the cache has caught up with the inner storage's
+    /// current revision, read after this call began. While it has not, the feed's watch
+    /// is asked for progress (again every [`PROGRESS_RETRY`]: a member of an etcd
+    /// cluster may answer below it), for at most [`CacherConfig::freshness_timeout`].
+    async fn caught_up_with_inner(&self) -> bool {
+        let shared = &self.shared;
+        if !shared.config.consistent_reads
+            || !shared.inner.answers_progress_requests()
+            || !shared.freshness.borrow().ready
+        {
+            return false;
+        }
+        let Some(wanted) = shared.revisions.current(&shared.inner).await else {
+            return false;
+        };
+        let mut freshness = shared.freshness.subscribe();
+        {
+            let now = freshness.borrow_and_update();
+            if !now.ready {
+                return false;
+            }
+            if now.revision >= wanted {
+                return true;
+            }
+        }
+        let deadline = tokio::time::Instant::now() + shared.config.freshness_timeout;
+        let settled = |f: &Freshness| !f.ready || f.revision >= wanted;
+        loop {
+            shared.progress.request(wanted);
+            let retry = (tokio::time::Instant::now() + PROGRESS_RETRY).min(deadline);
+            match tokio::time::timeout_at(retry, freshness.wait_for(settled)).await {
+                Ok(Ok(now)) if now.ready => return true,
+                // The feed lost its inner watch, or the cacher closed.
+                Ok(_) => break,
+                Err(_) if tokio::time::Instant::now() >= deadline => break,
+                Err(_) => {}
+            }
+        }
+        bump(&shared.stats.consistent_read_fallbacks, 1);
+        false
+    }
+
     /// A watch of the inner storage that also ends when the cacher closes.
     async fn delegated_watch(&self, prefix: &str, after: Revision) -> Result<WatchStream> {
         let stream = self.shared.inner.watch(prefix, after).await?;
@@ -300,6 +355,9 @@ impl Cacher {
         Ok(Box::pin(stream.take_until(closing)))
     }
 }
+
+/// How long a consistent read waits for the progress it asked for before asking again.
+const PROGRESS_RETRY: Duration = Duration::from_millis(25);
 
 impl Drop for Cacher {
     fn drop(&mut self) {
@@ -334,6 +392,9 @@ impl Storage for Cacher {
             let core = self.shared.read();
             if core.state.is_initialised() {
                 bump(&self.shared.stats.reads_from_cache, 1);
+                if read_at == ReadAt::Latest {
+                    bump(&self.shared.stats.consistent_reads_from_cache, 1);
+                }
                 return Ok(core.state.get(key));
             }
         }
@@ -350,6 +411,9 @@ impl Storage for Cacher {
             let core = self.shared.read();
             if core.state.is_initialised() {
                 bump(&self.shared.stats.reads_from_cache, 1);
+                if request.read_at == ReadAt::Latest {
+                    bump(&self.shared.stats.consistent_reads_from_cache, 1);
+                }
                 return Ok(core.state.list(request));
             }
         }

@@ -9,11 +9,12 @@ use tokio::sync::watch;
 
 use super::CacherConfig;
 use super::budget::Account;
+use super::revisions::RevisionReads;
 use super::state::{Evicted, State};
 use super::stats::{Counters, bump};
 use super::watchers::{CutOffReason, Watchers};
 use crate::interface::StorageError;
-use crate::interface::{Event, KeyValue, Revision, Storage};
+use crate::interface::{Event, KeyValue, ProgressRequests, Revision, Storage};
 
 #[cfg(doc)]
 use super::Cacher;
@@ -52,6 +53,10 @@ pub(super) struct Shared {
     pub(super) stats: Counters,
     /// What the window holds in bytes (the state charges it; encodings bill it).
     pub(super) account: Arc<Account>,
+    /// Asks the feed's inner watch how far it has come (consistent reads).
+    pub(super) progress: ProgressRequests,
+    /// The inner storage's current revision, shared by concurrent consistent reads.
+    pub(super) revisions: Arc<RevisionReads>,
 }
 
 impl Shared {

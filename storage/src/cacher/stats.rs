@@ -14,6 +14,12 @@ pub struct CacherStats {
     /// Reads of the prefix passed to the inner storage (`Latest`, `Exact`, a cache not
     /// ready or not caught up in time).
     pub reads_delegated: u64,
+    /// `Latest` reads answered from memory after the cache caught up with the inner
+    /// storage's current revision (counted in `reads_from_cache` too).
+    pub consistent_reads_from_cache: u64,
+    /// `Latest` reads that waited for the cache to catch up and, when it did not in
+    /// time, went to the inner storage (counted in `reads_delegated` too).
+    pub consistent_read_fallbacks: u64,
     /// Watches of the prefix served from the event window.
     pub watches_from_cache: u64,
     /// Watches of the prefix passed to the inner storage (from before the window).
@@ -39,6 +45,8 @@ pub struct CacherStats {
 pub(super) struct Counters {
     pub(super) reads_from_cache: AtomicU64,
     pub(super) reads_delegated: AtomicU64,
+    pub(super) consistent_reads_from_cache: AtomicU64,
+    pub(super) consistent_read_fallbacks: AtomicU64,
     pub(super) watches_from_cache: AtomicU64,
     pub(super) watches_delegated: AtomicU64,
     pub(super) watchers_cut_off: AtomicU64,
@@ -57,6 +65,8 @@ impl Counters {
         CacherStats {
             reads_from_cache: load(&self.reads_from_cache),
             reads_delegated: load(&self.reads_delegated),
+            consistent_reads_from_cache: load(&self.consistent_reads_from_cache),
+            consistent_read_fallbacks: load(&self.consistent_read_fallbacks),
             watches_from_cache: load(&self.watches_from_cache),
             watches_delegated: load(&self.watches_delegated),
             watchers_cut_off: load(&self.watchers_cut_off),

@@ -48,7 +48,8 @@ use self::tables::{
 use self::writer::{Counters, Op, Outcome, Request, Writer};
 use crate::interface::StorageError;
 use crate::interface::{
-    Deleted, KeyValue, ListRequest, ListResponse, ReadAt, Result, Revision, Storage, WatchStream,
+    Deleted, KeyValue, ListRequest, ListResponse, ProgressRequests, ReadAt, Result, Revision,
+    Storage, WatchStream,
 };
 
 /// The file [`EmbeddedStorage::open`] keeps its data in, inside the directory it is given.
@@ -401,8 +402,31 @@ impl Storage for EmbeddedStorage {
             prefix,
             after,
             self.inner.config.progress_interval,
+            None,
         )
         .await
+    }
+
+    async fn watch_with_progress(
+        &self,
+        prefix: &str,
+        after: Revision,
+        requests: &ProgressRequests,
+    ) -> Result<WatchStream> {
+        watch::watch(
+            self.inner.db.clone(),
+            &self.inner.hub,
+            prefix,
+            after,
+            self.inner.config.progress_interval,
+            Some(requests.subscribe()),
+        )
+        .await
+    }
+
+    /// Yes: every write is broadcast to every watch in revision order.
+    fn answers_progress_requests(&self) -> bool {
+        true
     }
 
     async fn current_revision(&self) -> Result<Revision> {

@@ -6,6 +6,12 @@
 //! dropped. Together: no gap, no duplicate. A consumer that falls more than the
 //! broadcast's capacity behind gets an error and the stream ends (the writer never
 //! waits for a watcher); it resumes from the last revision it saw.
+//!
+//! Progress requests ([`crate::ProgressRequests`]) are answered from the broadcast
+//! itself: every event, under the prefix or not, moves the watch's `seen` revision, and
+//! once it reaches the revision asked for the watch yields `Progress(seen)`. The writer
+//! moves the store's revision before it broadcasts, so a request for the current
+//! revision is answered as soon as its events have arrived, never before.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -19,7 +25,7 @@ use tokio::time::Instant;
 use super::history;
 use super::tables::closed;
 use crate::interface::StorageError;
-use crate::interface::{Event, Revision, WatchItem, WatchStream};
+use crate::interface::{Event, ProgressListener, Revision, WatchItem, WatchStream};
 
 /// Records scanned per replay read, so one blocking read stays short.
 const REPLAY_CHUNK: usize = 1024;
@@ -61,6 +67,7 @@ pub(super) async fn watch(
     prefix: &str,
     after: Revision,
     progress_interval: Duration,
+    requests: Option<ProgressListener>,
 ) -> Result<WatchStream, StorageError> {
     // Subscribe first: everything committed after the read below is then in `live`.
     let live = hub.subscribe()?;
@@ -87,6 +94,8 @@ pub(super) async fn watch(
         buffer: VecDeque::new(),
         progress_interval,
         idle_deadline: Instant::now() + progress_interval,
+        requests,
+        wanted: None,
         done: false,
     };
     Ok(Box::pin(stream::unfold(state, |mut state| async move {
@@ -112,6 +121,10 @@ struct WatchState {
     buffer: VecDeque<Event>,
     progress_interval: Duration,
     idle_deadline: Instant,
+    /// Where progress requests come from, if anywhere.
+    requests: Option<ProgressListener>,
+    /// The highest revision a request asked for that has not been answered yet.
+    wanted: Option<Revision>,
     done: bool,
 }
 
@@ -131,7 +144,15 @@ impl WatchState {
                 }
                 continue;
             }
+            if self.wanted.is_some_and(|wanted| self.seen >= wanted) {
+                self.wanted = None;
+                self.idle_deadline = Instant::now() + self.progress_interval;
+                return Some(Ok(WatchItem::Progress(self.seen)));
+            }
             tokio::select! {
+                asked = requested(&mut self.requests) => {
+                    self.wanted = Some(self.wanted.unwrap_or(0).max(asked));
+                }
                 received = self.live.recv() => match received {
                     Ok(event) => {
                         self.seen = self.seen.max(event.revision);
@@ -178,5 +199,13 @@ impl WatchState {
         self.replay_next = chunk.next;
         self.buffer.extend(chunk.events);
         Ok(())
+    }
+}
+
+/// The revision the next progress request asks for; pends forever without requests.
+async fn requested(requests: &mut Option<ProgressListener>) -> Revision {
+    match requests {
+        Some(listener) => listener.requested().await.at_least,
+        None => std::future::pending().await,
     }
 }

@@ -11,8 +11,8 @@ use futures_util::StreamExt;
 use super::providers::{Decrypted, TransformError, Transformer};
 use crate::interface::StorageError;
 use crate::interface::{
-    Deleted, Event, KeyValue, ListRequest, ListResponse, ReadAt, Result, Revision, Storage,
-    WatchItem, WatchStream,
+    Deleted, Event, KeyValue, ListRequest, ListResponse, ProgressRequests, ReadAt, Result,
+    Revision, Storage, WatchItem, WatchStream,
 };
 
 /// Encryption at rest in front of a backend: values of keys under the configured
@@ -175,6 +175,32 @@ impl EncryptedStorage {
         }
         Ok(rewritten)
     }
+
+    /// `stream` with every event's value decrypted.
+    fn decrypting(&self, stream: WatchStream) -> WatchStream {
+        if self.prefixes.0.is_empty() {
+            return stream;
+        }
+        let prefixes = self.prefixes.clone();
+        // A value that does not decrypt ends the stream after its error, as the
+        // contract says of every failure: the consumer resumes from the last revision.
+        let stream = stream.scan(false, move |failed, item| {
+            let out = if *failed {
+                None
+            } else {
+                let item = match item {
+                    Ok(WatchItem::Event(event)) => {
+                        prefixes.decrypt_event(event).map(WatchItem::Event)
+                    }
+                    other => other,
+                };
+                *failed = item.is_err();
+                Some(item)
+            };
+            std::future::ready(out)
+        });
+        Box::pin(stream)
+    }
 }
 
 /// A value that cannot be encrypted or decrypted: an internal error (a 500, as in
@@ -252,28 +278,24 @@ impl Storage for EncryptedStorage {
 
     async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream> {
         let stream = self.inner.watch(prefix, after).await?;
-        if self.prefixes.0.is_empty() {
-            return Ok(stream);
-        }
-        let prefixes = self.prefixes.clone();
-        // A value that does not decrypt ends the stream after its error, as the
-        // contract says of every failure: the consumer resumes from the last revision.
-        let stream = stream.scan(false, move |failed, item| {
-            let out = if *failed {
-                None
-            } else {
-                let item = match item {
-                    Ok(WatchItem::Event(event)) => {
-                        prefixes.decrypt_event(event).map(WatchItem::Event)
-                    }
-                    other => other,
-                };
-                *failed = item.is_err();
-                Some(item)
-            };
-            std::future::ready(out)
-        });
-        Ok(Box::pin(stream))
+        Ok(self.decrypting(stream))
+    }
+
+    async fn watch_with_progress(
+        &self,
+        prefix: &str,
+        after: Revision,
+        requests: &ProgressRequests,
+    ) -> Result<WatchStream> {
+        let stream = self
+            .inner
+            .watch_with_progress(prefix, after, requests)
+            .await?;
+        Ok(self.decrypting(stream))
+    }
+
+    fn answers_progress_requests(&self) -> bool {
+        self.inner.answers_progress_requests()
     }
 
     async fn current_revision(&self) -> Result<Revision> {

@@ -27,6 +27,12 @@ pub struct EtcdConfig {
     /// Where the compacted revision is recorded. Default: `compact_rev_key`, the key
     /// kube-apiserver uses.
     pub compacted_revision_key: String,
+    /// Whether etcd sends requested progress notifications in order with watch events
+    /// (3.4.31, 3.5.13 and later), which lets the watch cache serve consistent reads
+    /// from memory. `None` (the default) asks the cluster's version on connecting;
+    /// `Some` says it for an etcd whose version does not tell (a build with the fixes
+    /// backported), or turns it off.
+    pub ordered_progress: Option<bool>,
 }
 
 impl Default for EtcdConfig {
@@ -39,6 +45,7 @@ impl Default for EtcdConfig {
             max_backoff: Duration::from_secs(2),
             progress_interval: Duration::from_secs(5),
             compacted_revision_key: "compact_rev_key".to_string(),
+            ordered_progress: None,
         }
     }
 }
@@ -65,6 +72,12 @@ impl EtcdConfig {
     /// Sets [`EtcdConfig::compacted_revision_key`].
     pub fn with_compacted_revision_key(mut self, key: impl Into<String>) -> Self {
         self.compacted_revision_key = key.into();
+        self
+    }
+
+    /// Sets [`EtcdConfig::ordered_progress`].
+    pub fn with_ordered_progress(mut self, ordered: Option<bool>) -> Self {
+        self.ordered_progress = ordered;
         self
     }
 }

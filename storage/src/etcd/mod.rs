@@ -34,6 +34,7 @@ mod compaction;
 mod config;
 mod error;
 mod lease;
+mod progress;
 mod range;
 mod retry;
 mod watch;
@@ -61,7 +62,8 @@ use self::watch::EtcdWatch;
 use self::write::{compare_failed, conflict_or_not_found, txn_revision};
 use crate::interface::StorageError;
 use crate::interface::{
-    Deleted, KeyValue, ListRequest, ListResponse, ReadAt, Result, Revision, Storage, WatchStream,
+    Deleted, KeyValue, ListRequest, ListResponse, ProgressListener, ProgressRequests, ReadAt,
+    Result, Revision, Storage, WatchStream,
 };
 
 /// The etcd backend. Cheap to clone: clones share the connection.
@@ -77,6 +79,8 @@ pub(super) struct Shared {
     /// The highest compacted revision this process knows of.
     compacted: AtomicI64,
     closed: AtomicBool,
+    /// Whether requested progress notifications come in order with events.
+    ordered_progress: AtomicBool,
     /// Flips to `true` on close; watches end when it does.
     shutdown: tokio::sync::watch::Sender<bool>,
 }
@@ -116,6 +120,7 @@ impl EtcdStorage {
                 config,
                 compacted: AtomicI64::new(0),
                 closed: AtomicBool::new(false),
+                ordered_progress: AtomicBool::new(false),
                 shutdown,
             }),
         };
@@ -135,7 +140,79 @@ impl EtcdStorage {
                 }
             }
         }
+        let ordered = match storage.shared.config.ordered_progress {
+            Some(ordered) => ordered,
+            None => progress::detect(&storage.shared.client).await,
+        };
+        storage
+            .shared
+            .ordered_progress
+            .store(ordered, Ordering::Release);
         Ok(storage)
+    }
+
+    /// A watch of `prefix` after `after`, passing the consumer's progress requests on
+    /// to etcd when there are any.
+    async fn watch_from(
+        &self,
+        prefix: &str,
+        after: Revision,
+        progress_requests: Option<ProgressListener>,
+    ) -> Result<WatchStream> {
+        self.kv()?;
+        let known = self.shared.compacted.load(Ordering::Acquire);
+        if after < known {
+            return Err(StorageError::Expired {
+                requested: after,
+                compacted: known,
+            });
+        }
+        // etcd accepts a watch from the compacted revision itself, the trait does not:
+        // a read at `after` fails exactly when `after` is below the compacted revision.
+        if after > 0 {
+            let probe = self
+                .read(|mut kv| {
+                    let key = prefix.as_bytes().to_vec();
+                    async move {
+                        let options = GetOptions::new().with_count_only().with_revision(after);
+                        kv.get(key, Some(options)).await
+                    }
+                })
+                .await;
+            match probe {
+                Ok(_) => {}
+                Err(error) if kind(&error) == Kind::FutureRevision => {}
+                Err(error) => return Err(self.revision_error(error, after).await),
+            }
+        }
+        let start = if prefix.is_empty() {
+            vec![0]
+        } else {
+            prefix.as_bytes().to_vec()
+        };
+        let options = WatchOptions::new()
+            .with_range(prefix_end(prefix.as_bytes()))
+            .with_prev_key()
+            .with_progress_notify()
+            .with_start_revision(after + 1);
+        let (requests, responses) = self.open_watch(start, options).await?.split();
+        let progress_interval = self.shared.config.progress_interval;
+        let state = EtcdWatch {
+            requests,
+            responses,
+            shared: self.shared.clone(),
+            shutdown: self.shared.shutdown.subscribe(),
+            sequence: watch::Sequence::after(after),
+            buffer: VecDeque::new(),
+            progress_interval,
+            idle_deadline: Instant::now() + progress_interval,
+            progress_requests,
+            done: false,
+        };
+        Ok(Box::pin(stream::unfold(state, |mut state| async move {
+            let item = state.next().await?;
+            Some((item, state))
+        })))
     }
 
     /// Shuts down: every watch stream ends and later calls fail with
@@ -284,59 +361,24 @@ impl Storage for EtcdStorage {
     }
 
     async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream> {
-        self.kv()?;
-        let known = self.shared.compacted.load(Ordering::Acquire);
-        if after < known {
-            return Err(StorageError::Expired {
-                requested: after,
-                compacted: known,
-            });
-        }
-        // etcd accepts a watch from the compacted revision itself, the trait does not:
-        // a read at `after` fails exactly when `after` is below the compacted revision.
-        if after > 0 {
-            let probe = self
-                .read(|mut kv| {
-                    let key = prefix.as_bytes().to_vec();
-                    async move {
-                        let options = GetOptions::new().with_count_only().with_revision(after);
-                        kv.get(key, Some(options)).await
-                    }
-                })
-                .await;
-            match probe {
-                Ok(_) => {}
-                Err(error) if kind(&error) == Kind::FutureRevision => {}
-                Err(error) => return Err(self.revision_error(error, after).await),
-            }
-        }
-        let start = if prefix.is_empty() {
-            vec![0]
-        } else {
-            prefix.as_bytes().to_vec()
-        };
-        let options = WatchOptions::new()
-            .with_range(prefix_end(prefix.as_bytes()))
-            .with_prev_key()
-            .with_progress_notify()
-            .with_start_revision(after + 1);
-        let (requests, responses) = self.open_watch(start, options).await?.split();
-        let progress_interval = self.shared.config.progress_interval;
-        let state = EtcdWatch {
-            requests,
-            responses,
-            shared: self.shared.clone(),
-            shutdown: self.shared.shutdown.subscribe(),
-            sequence: watch::Sequence::after(after),
-            buffer: VecDeque::new(),
-            progress_interval,
-            idle_deadline: Instant::now() + progress_interval,
-            done: false,
-        };
-        Ok(Box::pin(stream::unfold(state, |mut state| async move {
-            let item = state.next().await?;
-            Some((item, state))
-        })))
+        self.watch_from(prefix, after, None).await
+    }
+
+    async fn watch_with_progress(
+        &self,
+        prefix: &str,
+        after: Revision,
+        requests: &ProgressRequests,
+    ) -> Result<WatchStream> {
+        self.watch_from(prefix, after, Some(requests.subscribe()))
+            .await
+    }
+
+    /// Only where etcd sends requested progress in order with events (see
+    /// [`EtcdConfig::ordered_progress`]); older releases may answer before the events
+    /// up to the revision they name were sent.
+    fn answers_progress_requests(&self) -> bool {
+        self.shared.ordered_progress.load(Ordering::Acquire)
     }
 
     async fn current_revision(&self) -> Result<Revision> {

@@ -28,7 +28,7 @@ use tokio::time::Instant;
 use super::Shared;
 use super::error::{bad_key, map};
 use crate::interface::StorageError;
-use crate::interface::{Event, EventKind, Revision, WatchItem};
+use crate::interface::{Event, EventKind, ProgressListener, Revision, WatchItem};
 
 /// One running watch.
 pub(super) struct EtcdWatch {
@@ -41,6 +41,9 @@ pub(super) struct EtcdWatch {
     pub buffer: VecDeque<WatchItem>,
     pub progress_interval: Duration,
     pub idle_deadline: Instant,
+    /// Where the consumer's progress requests come from, if anywhere: each is passed
+    /// on to etcd as a `RequestProgress` (requests made meanwhile collapse into one).
+    pub progress_requests: Option<ProgressListener>,
     pub done: bool,
 }
 
@@ -67,6 +70,12 @@ impl EtcdWatch {
                     if let Err(error) = result {
                         self.done = true;
                         return Some(Err(error));
+                    }
+                }
+                () = requested(&mut self.progress_requests) => {
+                    if let Err(error) = self.requests.request_progress().await {
+                        self.done = true;
+                        return Some(Err(map(error)));
                     }
                 }
                 () = tokio::time::sleep_until(self.idle_deadline) => {
@@ -119,6 +128,16 @@ impl EtcdWatch {
             self.buffer.push_back(WatchItem::Event(event));
         }
         Ok(())
+    }
+}
+
+/// Waits for the consumer's next progress request; pends forever without requests.
+async fn requested(requests: &mut Option<ProgressListener>) {
+    match requests {
+        Some(listener) => {
+            listener.requested().await;
+        }
+        None => std::future::pending().await,
     }
 }
 

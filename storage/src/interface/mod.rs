@@ -21,6 +21,7 @@
 //!   TTL sets a new deadline, a plain `create`/`update` leaves the key without one.
 
 pub mod error;
+mod progress;
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -31,6 +32,7 @@ use bytes::Bytes;
 use futures_util::Stream;
 
 pub use error::StorageError;
+pub use progress::{Asked, ProgressListener, ProgressRequests};
 
 /// A position in the store's history.
 pub type Revision = i64;
@@ -397,6 +399,29 @@ pub trait Storage: Send + Sync + 'static {
     /// Fails with [`StorageError::Expired`] when `after` is older than the compacted
     /// revision.
     async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream>;
+
+    /// [`Storage::watch`], and the watch answers `requests` when the backend
+    /// [answers progress requests](Storage::answers_progress_requests): after a request
+    /// for revision `r` it yields a [`WatchItem::Progress`] as soon as it can vouch that
+    /// every change up to a revision was yielded, repeating the request to its source
+    /// when asked again. The default ignores `requests`.
+    async fn watch_with_progress(
+        &self,
+        prefix: &str,
+        after: Revision,
+        requests: &ProgressRequests,
+    ) -> Result<WatchStream> {
+        let _ = requests;
+        self.watch(prefix, after).await
+    }
+
+    /// Whether watches from [`Storage::watch_with_progress`] answer progress requests,
+    /// each `Progress(r)` coming only after every event up to `r`: what lets a cache
+    /// serve `Latest` reads from memory once it has caught up with
+    /// [`Storage::current_revision`]. Default: `false`.
+    fn answers_progress_requests(&self) -> bool {
+        false
+    }
 
     /// The store's current revision: the revision of its latest write.
     async fn current_revision(&self) -> Result<Revision>;
