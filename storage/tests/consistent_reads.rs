@@ -63,7 +63,7 @@ async fn write(
             Err(StorageError::Conflict { .. } | StorageError::AlreadyExists { .. }) if retry => {
                 let there = store.get(key, ReadAt::Latest).await.unwrap();
                 match there {
-                    Some(kv) if &kv.value == value => return kv,
+                    Some(kv) if kv.value == value => return kv,
                     other => panic!("{key} is {other:?} after a lost write"),
                 }
             }
