@@ -165,6 +165,36 @@ struct SecurityFlags {
     /// kube-apiserver's 75 s `eventFreshDuration`.
     #[arg(long, default_value = "75s", value_parser = kapi_apiserver::duration::parse_duration)]
     watch_cache_event_horizon: std::time::Duration,
+    /// Serve reads without `resourceVersion` from the watch cache once it has caught up
+    /// with the store's current revision, as kube-apiserver's `ConsistentListFromCache`;
+    /// `false` reads the store.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    watch_cache_consistent_reads: bool,
+    /// Whether etcd sends requested progress notifications in order with watch events,
+    /// which consistent reads from the watch cache need: `auto` asks etcd's version
+    /// (3.4.31, 3.5.13 and later do); `true` for an etcd with the fixes backported;
+    /// `false` never relies on them.
+    #[arg(long, value_enum, default_value_t = OrderedProgress::Auto)]
+    etcd_ordered_progress: OrderedProgress,
+}
+
+/// `--etcd-ordered-progress`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum OrderedProgress {
+    Auto,
+    True,
+    False,
+}
+
+impl OrderedProgress {
+    /// What the storage config says: `None` asks etcd's version.
+    fn known(self) -> Option<bool> {
+        match self {
+            Self::Auto => None,
+            Self::True => Some(true),
+            Self::False => Some(false),
+        }
+    }
 }
 
 /// Front-proxy authentication and the aggregator's identity, named as kube-apiserver's.
@@ -319,7 +349,9 @@ pub fn run(args: ServeArgs) -> ExitCode {
             .with_total_budget(std::sync::Arc::new(kapi_storage::WatchCacheBudget::new(
                 security.watch_cache_total_budget_bytes,
             )))
-            .with_event_horizon(security.watch_cache_event_horizon),
+            .with_event_horizon(security.watch_cache_event_horizon)
+            .with_consistent_reads(security.watch_cache_consistent_reads),
+        etcd_ordered_progress: security.etcd_ordered_progress.known(),
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

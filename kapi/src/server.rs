@@ -70,6 +70,10 @@ pub struct ServeConfig {
     pub data_dir: PathBuf,
     /// etcd endpoints; empty for the embedded store.
     pub etcd_servers: Vec<String>,
+    /// Whether etcd orders requested progress notifications with watch events
+    /// (`--etcd-ordered-progress`; see [`kapi_storage::EtcdConfig::ordered_progress`]):
+    /// `None` asks its version.
+    pub etcd_ordered_progress: Option<bool>,
     /// The key prefix of every object (`/registry`).
     pub prefix: String,
     /// How often history is compacted (`None`: never).
@@ -97,6 +101,7 @@ impl Default for ServeConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 6443)),
             data_dir: PathBuf::from("kapi-data"),
             etcd_servers: Vec::new(),
+            etcd_ordered_progress: None,
             prefix: "/registry".into(),
             compaction_interval: Some(Duration::from_secs(300)),
             service_ranges: ServiceRanges::default(),
@@ -217,7 +222,9 @@ async fn open_storage(config: &ServeConfig) -> Result<Arc<dyn Storage>, ServeErr
     }
     #[cfg(feature = "etcd")]
     {
-        let storage = kapi_storage::EtcdStorage::connect(&config.etcd_servers).await?;
+        let etcd =
+            kapi_storage::EtcdConfig::default().with_ordered_progress(config.etcd_ordered_progress);
+        let storage = kapi_storage::EtcdStorage::connect_with(&config.etcd_servers, etcd).await?;
         Ok(Arc::new(storage))
     }
     #[cfg(not(feature = "etcd"))]
