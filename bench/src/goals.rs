@@ -51,6 +51,7 @@ pub fn goals(results: &Results, clients: &[usize]) -> Vec<Goal> {
     let mut goals = Vec::new();
     writes_on_etcd(results, clients, &mut goals);
     cached_reads(results, clients, &mut goals);
+    consistent_reads(results, clients, &mut goals);
     list_serialisation(results, &mut goals);
     watch(results, &mut goals);
     embedded_create(results, clients, &mut goals);
@@ -185,6 +186,32 @@ fn cached_reads(results: &Results, clients: &[usize], goals: &mut Vec<Goal>) {
                     "≥ 60 % requests/s",
                 ));
             }
+        }
+    }
+}
+
+/// Get by name without `resourceVersion` (a consistent read, from the watch cache once
+/// it has caught up with the store): ≥ 50 % of a `resourceVersion=0` get's requests/s
+/// in the same run, backend, transport and concurrency.
+fn consistent_reads(results: &Results, clients: &[usize], goals: &mut Vec<Goal>) {
+    for backend in [Backend::Embedded, Backend::Etcd] {
+        for transport in Transport::ALL {
+            let mut figures = Figures::new();
+            for &c in clients {
+                let (Some(consistent), Some(cached)) = (
+                    results.kapi(backend, Operation::GetConsistent, transport, c),
+                    results.kapi(backend, Operation::GetCached, transport, c),
+                ) else {
+                    continue;
+                };
+                if let Some((ops, _)) = ratios(&consistent.summary, &cached.summary) {
+                    figures.add(format!("c={c}: {:.0} %", 100.0 * ops), ops >= 0.5);
+                }
+            }
+            goals.push(figures.goal(
+                format!("kapi ({backend}) get (consistent) / get rv=0, {transport}"),
+                "≥ 50 % requests/s",
+            ));
         }
     }
 }
