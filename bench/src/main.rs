@@ -328,6 +328,10 @@ struct MatrixArgs {
     /// The kapi binary [default: `kapi` beside this executable, or $KAPI_BIN].
     #[arg(long)]
     kapi: Option<PathBuf>,
+    /// One more `kapi serve` flag for every kapi of the matrix; repeat for several
+    /// (`--kapi-arg=--etcd-ordered-progress=true`).
+    #[arg(long = "kapi-arg", allow_hyphen_values = true)]
+    kapi_args: Vec<String>,
 }
 
 impl MatrixArgs {
@@ -408,6 +412,7 @@ impl MatrixArgs {
         if self.no_store_limits {
             config.store_limits = false;
         }
+        config.kapi_args = self.kapi_args;
         Ok(config)
     }
 }

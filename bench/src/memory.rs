@@ -47,6 +47,7 @@ pub async fn measure(
                     .to_string(),
             ),
             prefix: Some(ETCD_PREFIX.to_string()),
+            ..Storage::default()
         },
     };
     let mut process = KapiProcess::start(kapi, storage).await?;

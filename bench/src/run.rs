@@ -144,6 +144,8 @@ pub struct Config {
     pub kapi_matrix: bool,
     /// The wire formats' comparison, if measured.
     pub wire: Option<WirePlan>,
+    /// More `kapi serve` flags for every kapi of the matrix (`--kapi-arg`).
+    pub kapi_args: Vec<String>,
 }
 
 impl Config {
@@ -197,6 +199,7 @@ impl Config {
             },
             serialization_runs: 20,
             kapi_matrix: true,
+            kapi_args: Vec::new(),
             // Eight short rounds a format: the two formats cost the same to within a
             // few per cent, and drift on two shared cores moves a cell by more (two
             // columns doing the same work measured 1.21-1.47x apart in four rounds of
@@ -235,6 +238,7 @@ impl Config {
             baseline: false,
             memory_objects: None,
             kapi_matrix: false,
+            kapi_args: Vec::new(),
             ..self
         }
     }
@@ -397,6 +401,7 @@ async fn kapi_matrix(
     let storage = server::Storage {
         etcd_endpoint: etcd_endpoint.map(str::to_string),
         prefix: None,
+        flags: config.kapi_args.clone(),
     };
     let kapi = KapiProcess::start(&config.kapi, storage).await?;
     let target = KapiHttp::new(kapi.addr());
@@ -483,6 +488,7 @@ async fn wire_formats(
     let storage = server::Storage {
         etcd_endpoint: etcd_endpoint.map(str::to_string),
         prefix: None,
+        flags: config.kapi_args.clone(),
     };
     let kapi = KapiProcess::start(&config.kapi, storage).await?;
     let target = Wire::new(kapi.addr());

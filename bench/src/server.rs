@@ -32,6 +32,8 @@ pub struct Storage {
     pub etcd_endpoint: Option<String>,
     /// The key prefix (`--etcd-prefix`); `None` for kapi's default, `/registry`.
     pub prefix: Option<String>,
+    /// More `kapi serve` flags (`kapi-bench --kapi-arg`).
+    pub flags: Vec<String>,
 }
 
 /// A process's memory as `/proc/<pid>/status` reports it.
@@ -280,6 +282,7 @@ fn spawn(
     if let Some(prefix) = &storage.prefix {
         command.args(["--etcd-prefix", prefix]);
     }
+    command.args(&storage.flags);
     command
         .spawn()
         .map_err(|e| format!("starting {}: {e}", binary.display()))

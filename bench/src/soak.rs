@@ -123,7 +123,7 @@ pub async fn run(config: &SoakConfig) -> Result<Soaked, String> {
         &config.kapi,
         Storage {
             etcd_endpoint: Some(etcd.endpoint()),
-            prefix: None,
+            ..Storage::default()
         },
     )
     .await?;
