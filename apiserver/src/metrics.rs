@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use bytes::Bytes;
 use kapi_storage::{
-    Deleted, KeyValue, ListRequest, ListResponse, ReadAt, Result, Revision, Storage,
+    Cacher, Deleted, KeyValue, ListRequest, ListResponse, ReadAt, Result, Revision, Storage,
     WatchCacheBudget, WatchStream,
 };
 use prometheus_client::encoding::EncodeLabelSet;
@@ -122,6 +122,8 @@ pub struct Metrics {
     watch_cache_budgets: Mutex<Vec<Weak<WatchCacheBudget>>>,
     /// Priority and fairness (one per server), dropped with its server.
     flow_controllers: Mutex<Vec<Weak<crate::flowcontrol::Controller>>>,
+    /// Every resource's watch cache with its group-resource, dropped with its registry.
+    watch_caches: Mutex<Vec<(String, Weak<Cacher>)>>,
 }
 
 impl Metrics {
@@ -182,6 +184,7 @@ impl Metrics {
             watch_cache_budget_bytes,
             watch_cache_budgets: Mutex::new(Vec::new()),
             flow_controllers: Mutex::new(Vec::new()),
+            watch_caches: Mutex::new(Vec::new()),
         }
     }
 
@@ -210,6 +213,50 @@ impl Metrics {
             .unwrap_or_else(PoisonError::into_inner);
         controllers.retain(|c| c.strong_count() > 0);
         controllers.push(Arc::downgrade(controller));
+    }
+
+    /// Reports `cache`'s consistent reads in `apiserver_watch_cache_consistent_read_total`
+    /// under `resource` (kube's group-resource: `configmaps`, `deployments.apps`) while
+    /// it lives.
+    pub fn watch_cache(&self, resource: &str, cache: &Arc<Cacher>) {
+        let mut caches = self
+            .watch_caches
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        caches.retain(|(_, c)| c.strong_count() > 0);
+        caches.push((resource.to_string(), Arc::downgrade(cache)));
+    }
+
+    /// kube-apiserver's `apiserver_watch_cache_consistent_read_total`: consistent reads
+    /// answered from a watch cache (`fallback="false"`) and those that waited for it and
+    /// then read the store (`fallback="true"`), per resource.
+    fn consistent_reads(&self) -> String {
+        let mut totals: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
+        for (resource, cache) in self
+            .watch_caches
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+        {
+            if let Some(cache) = cache.upgrade() {
+                let stats = cache.stats();
+                let total = totals.entry(resource.clone()).or_default();
+                total.0 += stats.consistent_reads_from_cache;
+                total.1 += stats.consistent_read_fallbacks;
+            }
+        }
+        let name = "apiserver_watch_cache_consistent_read";
+        let mut out = format!(
+            "# HELP {name} Counter for consistent reads from cache.\n# TYPE {name} counter\n"
+        );
+        for (resource, (served, fallbacks)) in totals {
+            for (fallback, n) in [("false", served), ("true", fallbacks)] {
+                out.push_str(&format!(
+                    "{name}_total{{fallback=\"{fallback}\",resource=\"{resource}\",success=\"true\"}} {n}\n"
+                ));
+            }
+        }
+        out
     }
 
     /// Everything in the Prometheus text format.
@@ -242,6 +289,7 @@ impl Metrics {
             .iter()
             .filter_map(Weak::upgrade)
             .map(|c| crate::flowcontrol::metrics::render(&c))
+            .chain(std::iter::once(self.consistent_reads()))
             .collect();
         if !flow.is_empty() {
             match out.rfind("# EOF") {

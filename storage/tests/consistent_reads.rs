@@ -2,8 +2,8 @@
 //! `ConsistentListFromCache`: served from memory once the cache has caught up with the
 //! inner storage's current revision, and never staler. Writes are made beside the
 //! cache (straight to the store, as another replica makes them) and read back through
-//! it at once, on the embedded store and on real etcd members started by each test,
-//! one of them losing its leader on the way.
+//! it, on the embedded store and on real etcd members started by each test, one of
+//! them losing its leader on the way.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -72,21 +72,41 @@ async fn write(
     }
 }
 
-/// Rounds `from..to` of writes beside the cache, each read back through it at once:
-/// an update of `/w/ns/a`, a create outside the prefix (so the cache learns the
-/// store's revision from a progress notification, not from an event), then a `Latest`
-/// get and list through the cacher, which must see the update and answer at a
-/// revision no older than the last write. Returns the last state of `/w/ns/a`.
+/// How a round reads back its writes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Readback {
+    /// At once.
+    AtOnce,
+    /// Once the cache has the update's event: what is left to learn is the store's
+    /// revision, from a progress notification. The etcd tests read so: Debian's etcd
+    /// 3.4.23 may send a requested notification ahead of events still queued for the
+    /// watch, which the tests would otherwise race (see `storage::etcd::progress`).
+    AfterTheEvent,
+}
+
+/// Rounds `from..to` of writes beside the cache, each read back through it: an update
+/// of `/w/ns/a`, a create outside the prefix (so the cache learns the store's revision
+/// from a progress notification, not from an event), then a `Latest` get and list
+/// through the cacher, which must see the update and answer at a revision no older
+/// than the last write. Returns the last state of `/w/ns/a`.
 async fn read_back_writes(
     cacher: &Cacher,
     writer: &Arc<dyn Storage>,
     mut current: KeyValue,
     rounds: std::ops::Range<usize>,
+    readback: Readback,
 ) -> KeyValue {
     for round in rounds {
         let value = bytes(&round.to_string());
         current = write(writer, "/w/ns/a", &value, Some(current.mod_revision)).await;
         let other = write(writer, &format!("/other/{round}"), &bytes("x"), None).await;
+        if readback == Readback::AfterTheEvent {
+            let deadline = tokio::time::Instant::now() + STEP;
+            while cacher.revision() < current.mod_revision {
+                assert!(tokio::time::Instant::now() < deadline, "round {round}");
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        }
         let got = cacher.get("/w/ns/a", ReadAt::Latest).await.unwrap();
         assert_eq!(
             got.map(|kv| (kv.mod_revision, kv.value)),
@@ -107,9 +127,13 @@ async fn read_back_writes(
 
 /// The whole check on one store: creates, rounds of updates, and a delete, all beside
 /// the cache; every consistent read is served from memory and none is stale.
-async fn consistent_reads_see_writes_beside_the_cache(cacher: &Cacher, writer: Arc<dyn Storage>) {
+async fn consistent_reads_see_writes_beside_the_cache(
+    cacher: &Cacher,
+    writer: Arc<dyn Storage>,
+    readback: Readback,
+) {
     let first = writer.create("/w/ns/a", bytes("0")).await.unwrap();
-    let last = read_back_writes(cacher, &writer, first, 1..ROUNDS).await;
+    let last = read_back_writes(cacher, &writer, first, 1..ROUNDS, readback).await;
     writer
         .delete("/w/ns/a", Some(last.mod_revision))
         .await
@@ -134,7 +158,7 @@ async fn embedded_consistent_reads_come_from_memory_and_are_never_stale() {
     let inner = embedded(&dir);
     assert!(inner.answers_progress_requests());
     let cacher = ready_cacher(inner.clone(), CacherConfig::default()).await;
-    consistent_reads_see_writes_beside_the_cache(&cacher, inner).await;
+    consistent_reads_see_writes_beside_the_cache(&cacher, inner, Readback::AtOnce).await;
     cacher.close().await.unwrap();
 }
 
@@ -163,8 +187,11 @@ mod etcd {
     use kapi_testing::{EtcdCluster, EtcdProcess};
 
     /// Debian's etcd 3.4.23 predates the ordering fix kapi waits for by default; these
-    /// tests say it is ordered to exercise the path, which holds under their light load
-    /// (nothing queues behind a progress request).
+    /// tests say it is ordered to exercise the path, and read back only once the
+    /// cache has their update's event ([`Readback::AfterTheEvent`]), so that no event
+    /// of the watch is queued behind a progress request. Under load 3.4.23's requested
+    /// notifications do overtake events: with eight writers, four in five reads trusting
+    /// them were stale (BENCHMARKS.md).
     fn trusted() -> EtcdConfig {
         EtcdConfig::default().with_ordered_progress(Some(true))
     }
@@ -178,7 +205,7 @@ mod etcd {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn etcd_consistent_reads_come_from_memory_and_are_never_stale() {
+    async fn etcd_consistent_reads_come_from_memory_once_etcd_vouches_for_the_revision() {
         let etcd = tokio::task::spawn_blocking(EtcdProcess::start)
             .await
             .unwrap();
@@ -186,7 +213,8 @@ mod etcd {
         let cached = connect(&endpoints, trusted()).await;
         let writer = connect(&endpoints, EtcdConfig::default()).await;
         let cacher = ready_cacher(cached, CacherConfig::default()).await;
-        consistent_reads_see_writes_beside_the_cache(&cacher, writer).await;
+        consistent_reads_see_writes_beside_the_cache(&cacher, writer, Readback::AfterTheEvent)
+            .await;
         cacher.close().await.unwrap();
     }
 
@@ -256,7 +284,8 @@ mod etcd {
         let cacher = ready_cacher(cached, CacherConfig::default()).await;
         let first = writer.create("/w/ns/a", bytes("0")).await.unwrap();
         let half = ROUNDS / 2;
-        let current = read_back_writes(&cacher, &writer, first, 1..half).await;
+        let current =
+            read_back_writes(&cacher, &writer, first, 1..half, Readback::AfterTheEvent).await;
         let before = cacher.stats();
         assert_eq!(before.consistent_reads_from_cache, 2 * (half as u64 - 1));
 
@@ -269,7 +298,14 @@ mod etcd {
         })
         .await
         .unwrap();
-        let last = read_back_writes(&cacher, &writer, current, half..ROUNDS).await;
+        let last = read_back_writes(
+            &cacher,
+            &writer,
+            current,
+            half..ROUNDS,
+            Readback::AfterTheEvent,
+        )
+        .await;
         let after = cacher.stats();
         assert!(
             after.consistent_reads_from_cache > before.consistent_reads_from_cache,

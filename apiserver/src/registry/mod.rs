@@ -196,11 +196,7 @@ impl Registry {
             })
             .map(|s| {
                 let prefix = keys::resource_prefix(prefix, s.info());
-                let cache: Arc<dyn Storage> = Arc::new(Cacher::new(
-                    storage.clone(),
-                    &prefix,
-                    options.watch_cache.clone(),
-                ));
+                let cache = watch_cache(&storage, &prefix, s.info(), &options.watch_cache);
                 served.caches.insert(prefix.clone(), cache.clone());
                 Arc::new(NamespaceLookup {
                     prefix,
@@ -268,11 +264,12 @@ impl Registry {
                 .caches
                 .entry(resource_prefix.clone())
                 .or_insert_with(|| {
-                    Arc::new(Cacher::new(
-                        self.storage.clone(),
+                    watch_cache(
+                        &self.storage,
                         &resource_prefix,
-                        self.options.watch_cache.clone(),
-                    ))
+                        info,
+                        &self.options.watch_cache,
+                    )
                 })
                 .clone()
         };
@@ -436,6 +433,24 @@ fn resource_key(info: &kapi_core::ResourceInfo) -> ResourceKey {
         info.version.to_string(),
         info.plural.to_string(),
     )
+}
+
+/// A watch cache of `prefix` over `storage`, its consistent reads reported in the
+/// metrics under the resource's group-resource, as kube names it.
+fn watch_cache(
+    storage: &Arc<dyn Storage>,
+    prefix: &str,
+    info: &kapi_core::ResourceInfo,
+    config: &kapi_storage::CacherConfig,
+) -> Arc<dyn Storage> {
+    let cache = Arc::new(Cacher::new(storage.clone(), prefix, config.clone()));
+    let resource = if info.group.is_empty() {
+        info.plural.to_string()
+    } else {
+        format!("{}.{}", info.plural, info.group)
+    };
+    crate::metrics::Metrics::global().watch_cache(&resource, &cache);
+    cache
 }
 
 /// Whether a resource's objects can be read at all: it serves `get`, `list` or
