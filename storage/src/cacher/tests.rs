@@ -326,8 +326,8 @@ fn a_watcher_that_stops_reading_is_cut_off_by_the_bytes_it_holds() {
 }
 
 /// Every read of one state of a key from the cache shares one memo (what one list
-/// encoded, the next list and a get find); a new state starts with an empty one, and
-/// reads from the inner storage carry none.
+/// encoded, the next list, a get and a consistent list find); a new state starts with
+/// an empty one, and reads from the inner storage carry none.
 #[test]
 fn reads_of_one_state_share_its_memo_and_a_new_state_starts_empty() {
     run(async {
@@ -363,9 +363,18 @@ fn reads_of_one_state_share_its_memo_and_a_new_state_starts_empty() {
             .unwrap();
         assert_eq!(got.memo.encodings().unwrap().len(), 1);
         let latest = cacher.list(&list(ReadAt::Latest)).await.unwrap();
+        assert_eq!(
+            latest.items[0].memo.encodings().unwrap().len(),
+            1,
+            "consistent reads come from the cache too"
+        );
+        let exact = cacher
+            .list(&list(ReadAt::Exact(first.revision)))
+            .await
+            .unwrap();
         assert!(
-            latest.items[0].memo.encodings().is_none(),
-            "consistent reads go to the store"
+            exact.items[0].memo.encodings().is_none(),
+            "exact reads go to the store"
         );
 
         let updated = cacher

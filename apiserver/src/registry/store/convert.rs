@@ -9,6 +9,7 @@
 //! event) shares one conversion.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
 use kapi_storage::{Encodings, Event};
@@ -26,7 +27,14 @@ pub(crate) struct Conversion {
     converter: Arc<dyn Converter>,
     /// The served `apiVersion`.
     target: String,
+    /// Where this conversion memoises converted values and converted previous values
+    /// (watch events): keys of this converter's own, so that a CRD whose conversion
+    /// changed (a new converter) never serves what the old one made.
+    memo_keys: (u64, u64),
 }
+
+/// Numbers each [`Conversion`], for its memo keys.
+static CONVERSIONS: AtomicU64 = AtomicU64::new(0);
 
 /// One value to serve: its bytes and where its conversion may be memoised.
 struct Pending<'a> {
@@ -37,7 +45,16 @@ struct Pending<'a> {
 
 impl Conversion {
     pub(crate) fn new(converter: Arc<dyn Converter>, target: String) -> Self {
-        Self { converter, target }
+        let epoch = CONVERSIONS.fetch_add(1, Ordering::Relaxed);
+        let version = format!("{target}#{epoch}");
+        Self {
+            converter,
+            memo_keys: (
+                memo_key("converted", &version),
+                memo_key("converted-previous", &version),
+            ),
+            target,
+        }
     }
 
     /// Replaces each value stored in another version by its conversion to the served
@@ -73,7 +90,7 @@ impl Conversion {
 
     /// `items` in the served version.
     pub(crate) async fn stored(&self, items: &mut [StoredObject]) -> Result<(), ApiError> {
-        let key = memo_key("converted", &self.target);
+        let key = self.memo_keys.0;
         let values = items
             .iter_mut()
             .map(|item| Pending {
@@ -92,13 +109,13 @@ impl Conversion {
         let mut values = vec![Pending {
             value: &mut event.value,
             revision: event.revision,
-            memo: Some((&memo, memo_key("converted", &self.target))),
+            memo: Some((&memo, self.memo_keys.0)),
         }];
         if let Some(prev) = event.prev_value.as_mut() {
             values.push(Pending {
                 value: prev,
                 revision: event.revision,
-                memo: Some((&memo, memo_key("converted-previous", &self.target))),
+                memo: Some((&memo, self.memo_keys.1)),
             });
         }
         self.serve(values).await?;
