@@ -48,8 +48,8 @@ use self::tables::{
 use self::writer::{Counters, Op, Outcome, Request, Writer};
 use crate::interface::StorageError;
 use crate::interface::{
-    Deleted, KeyValue, ListRequest, ListResponse, ProgressRequests, ReadAt, Result, Revision,
-    Storage, WatchStream,
+    Deleted, KeyValue, ListRequest, ListResponse, ProgressListener, ProgressRequests, ReadAt,
+    Result, Revision, Storage, WatchStream,
 };
 
 /// The file [`EmbeddedStorage::open`] keeps its data in, inside the directory it is given.
@@ -317,6 +317,24 @@ impl EmbeddedStorage {
             .await
             .map_err(|e| StorageError::internal("embedded storage read task failed", e))?
     }
+
+    /// A watch of `prefix` after `after`, answering `requests` when given.
+    async fn watch_from(
+        &self,
+        prefix: &str,
+        after: Revision,
+        requests: Option<ProgressListener>,
+    ) -> Result<WatchStream> {
+        watch::watch(
+            self.inner.db.clone(),
+            &self.inner.hub,
+            prefix,
+            after,
+            self.inner.config.progress_interval,
+            requests,
+        )
+        .await
+    }
 }
 
 fn unexpected(outcome: Outcome) -> StorageError {
@@ -396,15 +414,7 @@ impl Storage for EmbeddedStorage {
     }
 
     async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream> {
-        watch::watch(
-            self.inner.db.clone(),
-            &self.inner.hub,
-            prefix,
-            after,
-            self.inner.config.progress_interval,
-            None,
-        )
-        .await
+        self.watch_from(prefix, after, None).await
     }
 
     async fn watch_with_progress(
@@ -413,15 +423,8 @@ impl Storage for EmbeddedStorage {
         after: Revision,
         requests: &ProgressRequests,
     ) -> Result<WatchStream> {
-        watch::watch(
-            self.inner.db.clone(),
-            &self.inner.hub,
-            prefix,
-            after,
-            self.inner.config.progress_interval,
-            Some(requests.subscribe()),
-        )
-        .await
+        self.watch_from(prefix, after, Some(requests.subscribe()))
+            .await
     }
 
     /// Yes: every write is broadcast to every watch in revision order.
