@@ -150,7 +150,7 @@ impl WatchState {
                 return Some(Ok(WatchItem::Progress(self.seen)));
             }
             tokio::select! {
-                asked = requested(&mut self.requests) => {
+                asked = ProgressListener::next(&mut self.requests) => {
                     self.wanted = Some(self.wanted.unwrap_or(0).max(asked));
                 }
                 received = self.live.recv() => match received {
@@ -199,13 +199,5 @@ impl WatchState {
         self.replay_next = chunk.next;
         self.buffer.extend(chunk.events);
         Ok(())
-    }
-}
-
-/// The revision the next progress request asks for; pends forever without requests.
-async fn requested(requests: &mut Option<ProgressListener>) -> Revision {
-    match requests {
-        Some(listener) => listener.requested().await.at_least,
-        None => std::future::pending().await,
     }
 }

@@ -72,7 +72,7 @@ impl EtcdWatch {
                         return Some(Err(error));
                     }
                 }
-                () = requested(&mut self.progress_requests) => {
+                _ = ProgressListener::next(&mut self.progress_requests) => {
                     if let Err(error) = self.requests.request_progress().await {
                         self.done = true;
                         return Some(Err(map(error)));
@@ -128,16 +128,6 @@ impl EtcdWatch {
             self.buffer.push_back(WatchItem::Event(event));
         }
         Ok(())
-    }
-}
-
-/// Waits for the consumer's next progress request; pends forever without requests.
-async fn requested(requests: &mut Option<ProgressListener>) {
-    match requests {
-        Some(listener) => {
-            listener.requested().await;
-        }
-        None => std::future::pending().await,
     }
 }
 

@@ -32,7 +32,7 @@ use bytes::Bytes;
 use futures_util::Stream;
 
 pub use error::StorageError;
-pub use progress::{Asked, ProgressListener, ProgressRequests};
+pub use progress::{ProgressListener, ProgressRequests};
 
 /// A position in the store's history.
 pub type Revision = i64;

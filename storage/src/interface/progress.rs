@@ -17,17 +17,9 @@ use super::{Storage, WatchItem};
 /// Cheap to clone; clones ask the same watch.
 #[derive(Clone, Debug)]
 pub struct ProgressRequests {
-    asked: watch::Sender<Asked>,
-}
-
-/// What has been asked so far: how many requests, and the highest revision asked for.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Asked {
-    /// How many requests were made (a new one asks again even for the same revision:
-    /// etcd may have answered below it).
-    pub requests: u64,
-    /// The highest revision a request asked the watch to reach.
-    pub at_least: Revision,
+    /// The highest revision asked for; every request wakes the watch, even for the
+    /// same revision (etcd may have answered below it).
+    at_least: watch::Sender<Revision>,
 }
 
 impl Default for ProgressRequests {
@@ -40,22 +32,21 @@ impl ProgressRequests {
     /// Requests that no watch listens to yet.
     pub fn new() -> Self {
         Self {
-            asked: watch::Sender::new(Asked::default()),
+            at_least: watch::Sender::new(0),
         }
     }
 
     /// Asks for a progress notification that reaches `at_least`.
     pub fn request(&self, at_least: Revision) {
-        self.asked.send_modify(|asked| {
-            asked.requests += 1;
-            asked.at_least = asked.at_least.max(at_least);
-        });
+        // `send_modify` wakes the listener even when the revision stays the same.
+        self.at_least
+            .send_modify(|asked| *asked = (*asked).max(at_least));
     }
 
     /// What a watch listens to: it wakes on every new request.
     pub fn subscribe(&self) -> ProgressListener {
         ProgressListener {
-            asked: self.asked.subscribe(),
+            at_least: self.at_least.subscribe(),
         }
     }
 }
@@ -63,16 +54,20 @@ impl ProgressRequests {
 /// The watch's end of [`ProgressRequests`].
 #[derive(Debug)]
 pub struct ProgressListener {
-    asked: watch::Receiver<Asked>,
+    at_least: watch::Receiver<Revision>,
 }
 
 impl ProgressListener {
-    /// Waits for a request not yet seen and returns what has been asked. Pends forever
-    /// once every [`ProgressRequests`] is gone, so that it can sit in a `select!`.
-    pub async fn requested(&mut self) -> Asked {
-        if self.asked.changed().await.is_err() {
+    /// Waits for a request not yet seen on `listener` and returns the highest revision
+    /// asked for. Pends forever without a listener, or once every
+    /// [`ProgressRequests`] is gone, so that it can sit in a `select!`.
+    pub async fn next(listener: &mut Option<Self>) -> Revision {
+        let Some(listener) = listener else {
+            return std::future::pending().await;
+        };
+        if listener.at_least.changed().await.is_err() {
             std::future::pending::<()>().await;
         }
-        *self.asked.borrow_and_update()
+        *listener.at_least.borrow_and_update()
     }
 }
