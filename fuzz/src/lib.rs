@@ -30,6 +30,7 @@ pub fn strategies() -> &'static [Arc<dyn ObjectStrategy>] {
     ALL.get_or_init(|| {
         let mut resources = kapi_apiserver::registry::Resources::new();
         kapi_kube::generated::register(&mut resources);
+        kapi_custom::generated::register(&mut resources);
         let mut all = resources.strategies().to_vec();
         all.sort_by_key(|s| (resource_name(s.info()), s.info().version.to_string()));
         all

@@ -288,6 +288,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
         };
     let mut resources = Resources::new();
     kapi_kube::generated::register(&mut resources);
+    kapi_custom::generated::register(&mut resources);
     let config = ServeConfig {
         listen,
         data_dir,

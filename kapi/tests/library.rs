@@ -49,6 +49,15 @@ async fn http_as(
     (code, body.to_string())
 }
 
+/// What the `kapi` binary compiles in (the built-ins and the repository's own kinds)
+/// that `keep` keeps.
+fn compiled(keep: impl Fn(&kapi_core::ResourceInfo) -> bool) -> Resources {
+    let mut resources = Resources::new();
+    kapi_kube::generated::register(&mut Only::new(&mut resources, &keep));
+    kapi_custom::generated::register(&mut Only::new(&mut resources, &keep));
+    resources
+}
+
 fn config(dir: &std::path::Path) -> ServeConfig {
     ServeConfig {
         listen: "127.0.0.1:0".parse().unwrap(),
@@ -72,9 +81,9 @@ fn runtime() -> tokio::runtime::Runtime {
 fn every_built_in_starts_in_process_answers_and_stops() {
     let dir = tempfile::tempdir().unwrap();
     runtime().block_on(async {
-        let mut resources = Resources::new();
-        kapi_kube::generated::register(&mut resources);
-        let server = start(config(dir.path()), resources).await.expect("started");
+        let server = start(config(dir.path()), compiled(|_| true))
+            .await
+            .expect("started");
         let ready = server.ready().clone();
         assert!(ready.url.starts_with("http://127.0.0.1:"), "{ready:?}");
         assert_ne!(ready.address.port(), 0);
@@ -96,12 +105,11 @@ fn a_server_of_a_few_kinds_is_ready_without_waiting_for_the_rest() {
     runtime().block_on(async {
         // The Widget, Namespaces and the RBAC kinds: no webhook configurations, CRDs,
         // flow control or admission policies to wait for.
-        let mut resources = Resources::new();
-        kapi_kube::generated::register(&mut Only::new(&mut resources, |r| {
+        let resources = compiled(|r| {
             r.group == "example.kapi.dev"
                 || (r.group.is_empty() && r.kind == "Namespace")
                 || r.group == "rbac.authorization.k8s.io"
-        }));
+        });
         let kinds: std::collections::BTreeSet<String> = resources
             .strategies()
             .iter()
@@ -149,11 +157,7 @@ fn a_server_of_a_few_kinds_is_ready_without_waiting_for_the_rest() {
 fn what_a_server_needs_at_the_least_is_enforced_with_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     runtime().block_on(async {
-        let only = |keep: fn(&kapi_core::ResourceInfo) -> bool| {
-            let mut resources = Resources::new();
-            kapi_kube::generated::register(&mut Only::new(&mut resources, keep));
-            resources
-        };
+        let only = |keep: fn(&kapi_core::ResourceInfo) -> bool| compiled(keep);
         // A namespaced kind without Namespaces.
         let err = start(
             config(dir.path()),
@@ -211,13 +215,11 @@ fn a_control_plane_of_its_own_kinds_runs_under_each_authorization_mode() {
     let widgets = "/apis/example.kapi.dev/v1/namespaces/default/widgets";
     runtime().block_on(async {
         let own = |rbac: bool| {
-            let mut resources = Resources::new();
-            kapi_kube::generated::register(&mut Only::new(&mut resources, |r| {
+            compiled(move |r| {
                 r.group == "example.kapi.dev"
                     || (r.group.is_empty() && r.kind == "Namespace")
                     || (rbac && r.group == "rbac.authorization.k8s.io")
-            }));
-            resources
+            })
         };
         // The authorizing server: HTTPS, only the SubjectAccessReview kinds, AlwaysAllow.
         let mut decider = config(&dir.path().join("decider"));

@@ -121,14 +121,14 @@ mod tests {
     #[test]
     fn wildcards_resolve_against_the_compiled_resources() {
         let prefixes = prefixes_of(
-            "  - resources: [secrets, widgets.example.kapi.dev, '*.apps']
+            "  - resources: [secrets, leases.coordination.k8s.io, '*.apps']
     providers: [{aescbc: {keys: [{name: k, secret: MDEyMzQ1Njc4OWFiY2RlZg==}]}}]
 ",
         );
         let keys: Vec<&str> = prefixes.iter().map(|(k, _)| k.as_str()).collect();
         assert!(keys.contains(&"/registry/secrets/"), "{keys:?}");
         assert!(
-            keys.contains(&"/registry/example.kapi.dev/widgets/"),
+            keys.contains(&"/registry/coordination.k8s.io/leases/"),
             "{keys:?}"
         );
         assert!(keys.contains(&"/registry/apps/deployments/"), "{keys:?}");

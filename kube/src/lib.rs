@@ -1,7 +1,7 @@
 //! # kapi-kube
 //!
 //! The Kubernetes built-in resources (kube-apiserver's `pkg/registry` and
-//! `pkg/controlplane`): the types compiled from the repository's `schemas/`
+//! `pkg/controlplane`): the types compiled from the repository's `schemas/kubernetes/`
 //! ([`generated`], by this crate's `build.rs`), their strategies ([`hooks`], one module
 //! per group and kind), Service allocation ([`allocation`]), the admission plugins
 //! ([`admission`]), the controllers ([`controllers`], with [`leader_election`] picking

@@ -18,6 +18,7 @@ const CHAIN: &[(&str, &str)] = &[
     ("apiextensions", "kapi-apiextensions"),
     ("codegen", "kapi-codegen"),
     ("kube", "kapi-kube"),
+    ("custom", "kapi-custom"),
     ("aggregator", "kapi-aggregator"),
     ("kapi", "kapi"),
 ];

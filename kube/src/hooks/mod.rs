@@ -33,7 +33,6 @@ pub mod core;
 mod discovery;
 #[cfg(feature = "events")]
 mod events;
-pub mod example;
 #[cfg(feature = "flowcontrol")]
 mod flowcontrol;
 pub(crate) mod ip;
