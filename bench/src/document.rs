@@ -82,7 +82,10 @@ pub fn section(run: &Run<'_>) -> String {
 
     out.push_str("### The limits\n\n");
     for (system, title) in [
-        (System::Baseline, "Bare hyper 1.x answering fixed bodies"),
+        (
+            System::Baseline,
+            "Bare hyper 1.x answering fixed bodies (a process of its own, `kapi-bench baseline-server`)",
+        ),
         (
             System::Etcd,
             "etcd through etcd-client (one gRPC connection)",

@@ -41,7 +41,10 @@
 //! # async fn example() -> Result<(), String> {
 //! use kapi_bench::run::Config;
 //! let kapi = kapi_bench::server::sibling_kapi_binary()?;
-//! let results = kapi_bench::run::run(&Config::smoke(kapi)).await?;
+//! // The bare hyper server is `kapi-bench baseline-server`, a process of its own:
+//! // `bench` names kapi-bench when this is not it.
+//! let bench = kapi.with_file_name("kapi-bench");
+//! let results = kapi_bench::run::run(&Config { bench, ..Config::smoke(kapi) }).await?;
 //! print!("{}", kapi_bench::report::markdown(&results.rows, &results.rows));
 //! # Ok(())
 //! # }

@@ -46,6 +46,13 @@ enum Command {
     /// and through a conversion webhook beside the same in the storage version; prints
     /// its table.
     Conversion(ConversionArgs),
+    /// The bare hyper server of the limits, as a process of its own (the bench starts
+    /// it): its address on stdout, serving until stdin closes.
+    #[command(hide = true)]
+    BaselineServer {
+        /// `PATH=FILE`: answer GETs of PATH with the file's bytes.
+        bodies: Vec<String>,
+    },
 }
 
 #[derive(clap::Args)]
@@ -431,6 +438,12 @@ fn main() -> ExitCode {
         Command::Instructions(args) => return instructions(args),
         Command::Aggregation(args) => return aggregation(args),
         Command::Conversion(args) => return conversion(args),
+        Command::BaselineServer { bodies } => {
+            return match kapi_bench::targets::baseline::serve_process(&bodies) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(&e),
+            };
+        }
     };
     let config = match config {
         Ok(config) => config,

@@ -146,6 +146,15 @@ pub struct Config {
     pub wire: Option<WirePlan>,
     /// More `kapi serve` flags for every kapi of the matrix (`--kapi-arg`).
     pub kapi_args: Vec<String>,
+    /// The `kapi-bench` binary, whose `baseline-server` subcommand is the bare hyper
+    /// server's process: this executable by default; a test driving [`run`] from its
+    /// own binary names the built `kapi-bench` (`CARGO_BIN_EXE_kapi-bench`).
+    pub bench: PathBuf,
+}
+
+/// This executable, for [`Config::bench`].
+fn this_executable() -> PathBuf {
+    std::env::current_exe().unwrap_or_else(|_| PathBuf::from("kapi-bench"))
 }
 
 impl Config {
@@ -200,6 +209,7 @@ impl Config {
             serialization_runs: 20,
             kapi_matrix: true,
             kapi_args: Vec::new(),
+            bench: this_executable(),
             // Eight short rounds a format: the two formats cost the same to within a
             // few per cent, and drift on two shared cores moves a cell by more (two
             // columns doing the same work measured 1.21-1.47x apart in four rounds of
@@ -635,7 +645,7 @@ async fn baseline(
         .iter()
         .map(|(objects, body)| (list_path(*objects), body.clone()))
         .collect();
-    let server = Baseline::start(bodies).await?;
+    let server = Baseline::start(&config.bench, bodies).await?;
     for (path, operation, limit, clients, load) in cells {
         let transport = match limit {
             Limit::BaselineGet(t) | Limit::BaselineList(t, _) => t,

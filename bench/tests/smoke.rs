@@ -52,7 +52,11 @@ fn kapi_binary() -> std::path::PathBuf {
 #[test]
 fn every_path_runs_and_the_report_is_written() {
     fds::raise_open_file_limit().expect("the open-file limit");
-    let config = Config::smoke(kapi_binary());
+    let config = Config {
+        // The bare hyper server runs as `kapi-bench baseline-server`, not as this test.
+        bench: env!("CARGO_BIN_EXE_kapi-bench").into(),
+        ..Config::smoke(kapi_binary())
+    };
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     let results = runtime.block_on(run(&config)).expect("the smoke run");
     drop(runtime);

@@ -1,13 +1,22 @@
-//! The HTTP limit: a minimal hyper 1.x server in this process (its own tokio task on
-//! `127.0.0.1:0`, HTTP/1.1 and HTTP/2 on one port) answering each of a few paths with
-//! a fixed JSON body, driven by the same client as kapi: [`OBJECT_PATH`] with a 1 KiB
-//! object (kapi's GET by name is compared with it), and any other bodies it is given,
-//! such as a copy of kapi's own list responses (kapi's lists are compared with the
-//! same bytes served without work). Any other path is a 404.
+//! The HTTP limit: a minimal hyper 1.x server (HTTP/1.1 and HTTP/2 on one port of
+//! `127.0.0.1`) answering each of a few paths with a fixed JSON body, driven by the same
+//! client as kapi: [`OBJECT_PATH`] with a 1 KiB object (kapi's GET by name is compared
+//! with it), and any other bodies it is given, such as a copy of kapi's own list
+//! responses (kapi's lists are compared with the same bytes served without work). Any
+//! other path is a 404.
+//!
+//! It runs as a process of its own (`kapi-bench baseline-server`, a tokio runtime with
+//! a worker per core, as kapi's), so that it is reached as kapi is: every request wakes
+//! another process. In the bench's own runtime, client and server tasks could run on
+//! one thread with no wake-up between them, which no server in another process can
+//! match (BENCHMARKS.md, issue #25).
 
 use std::collections::HashMap;
 use std::convert::Infallible;
+use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -18,7 +27,6 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
-use tokio::task::JoinHandle;
 
 use crate::client::Client;
 use crate::driver::{OpFuture, Sample, Worker};
@@ -27,52 +35,56 @@ use crate::targets::OBJECT_SIZE;
 /// The path of the 1 KiB object.
 pub const OBJECT_PATH: &str = "/object";
 
-/// The running server; it stops when dropped.
+/// The subcommand the server process runs.
+pub const SUBCOMMAND: &str = "baseline-server";
+
+/// The running server process; it is killed when dropped.
 pub struct Baseline {
     addr: SocketAddr,
-    accept: JoinHandle<()>,
+    child: Child,
+    /// The files its bodies were handed over in.
+    _bodies: tempfile::TempDir,
 }
 
 impl Baseline {
-    /// Starts the server on a free loopback port, answering [`OBJECT_PATH`] with
-    /// [`fixed_body`] and each of `bodies` (path, body) with its body.
-    pub async fn start(bodies: Vec<(String, Bytes)>) -> Result<Self, String> {
-        let listener = TcpListener::bind("127.0.0.1:0")
+    /// Starts the server process (`bench`'s [`SUBCOMMAND`]) on a free loopback port,
+    /// answering [`OBJECT_PATH`] with [`fixed_body`] and each of `bodies` (path, body)
+    /// with its body.
+    pub async fn start(bench: &Path, bodies: Vec<(String, Bytes)>) -> Result<Self, String> {
+        let bench = bench.to_path_buf();
+        tokio::task::spawn_blocking(move || Self::spawn(&bench, bodies))
             .await
-            .map_err(|e| format!("binding the baseline server: {e}"))?;
-        let addr = listener
-            .local_addr()
-            .map_err(|e| format!("baseline address: {e}"))?;
-        let mut paths: HashMap<String, Bytes> = bodies.into_iter().collect();
-        paths.insert(OBJECT_PATH.to_string(), Bytes::from(fixed_body()));
-        let paths = Arc::new(paths);
-        let accept = tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                let _ = stream.set_nodelay(true);
-                let paths = paths.clone();
-                tokio::spawn(async move {
-                    let service = service_fn(move |request: Request<Incoming>| {
-                        let body = paths.get(request.uri().path()).cloned();
-                        async move {
-                            let response = match body {
-                                Some(body) => Response::builder()
-                                    .status(StatusCode::OK)
-                                    .header(header::CONTENT_TYPE, "application/json")
-                                    .body(Full::new(body)),
-                                None => Response::builder()
-                                    .status(StatusCode::NOT_FOUND)
-                                    .body(Full::new(Bytes::new())),
-                            };
-                            Ok::<_, Infallible>(response.expect("a valid response"))
-                        }
-                    });
-                    let _ = auto::Builder::new(TokioExecutor::new())
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        });
-        Ok(Self { addr, accept })
+            .map_err(|e| format!("starting the baseline server: {e}"))?
+    }
+
+    fn spawn(bench: &Path, bodies: Vec<(String, Bytes)>) -> Result<Self, String> {
+        let dir = tempfile::tempdir().map_err(|e| format!("a temporary folder: {e}"))?;
+        let mut args = vec![SUBCOMMAND.to_string()];
+        for (at, (path, body)) in bodies.iter().enumerate() {
+            let file = dir.path().join(format!("body-{at}"));
+            std::fs::write(&file, body).map_err(|e| format!("{}: {e}", file.display()))?;
+            args.push(format!("{path}={}", file.display()));
+        }
+        let mut child = Command::new(bench)
+            .args(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("starting the baseline server {}: {e}", bench.display()))?;
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("a piped stdout");
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .map_err(|e| format!("the baseline server's address: {e}"))?;
+        let addr = line.trim().parse().map_err(|e| {
+            let _ = child.kill();
+            format!("the baseline server's address {line:?}: {e}")
+        })?;
+        Ok(Self {
+            addr,
+            child,
+            _bodies: dir,
+        })
     }
 
     /// Where it listens.
@@ -105,8 +117,74 @@ impl Baseline {
 
 impl Drop for Baseline {
     fn drop(&mut self) {
-        // Open connections end with the runtime; no new ones are accepted.
-        self.accept.abort();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The server process's side: binds a free loopback port, prints its address on
+/// stdout, and serves `bodies` (`PATH=FILE`, the body read from the file) until its
+/// stdin closes (the bench ended) or it is killed.
+pub fn serve_process(bodies: &[String]) -> Result<(), String> {
+    let mut paths = HashMap::new();
+    for spec in bodies {
+        let (path, file) = spec
+            .split_once('=')
+            .ok_or_else(|| format!("{spec}: not PATH=FILE"))?;
+        let body = std::fs::read(file).map_err(|e| format!("{file}: {e}"))?;
+        paths.insert(path.to_string(), Bytes::from(body));
+    }
+    paths.insert(OBJECT_PATH.to_string(), Bytes::from(fixed_body()));
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("a tokio runtime: {e}"))?;
+    let served = runtime.block_on(async move {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .map_err(|e| format!("binding the baseline server: {e}"))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| format!("baseline address: {e}"))?;
+        let mut stdout = std::io::stdout();
+        writeln!(stdout, "{addr}")
+            .and_then(|()| stdout.flush())
+            .map_err(|e| format!("writing the address: {e}"))?;
+        let stdin_closed = tokio::task::spawn_blocking(|| {
+            let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+        });
+        tokio::select! {
+            () = accept(listener, Arc::new(paths)) => {}
+            _ = stdin_closed => {}
+        }
+        Ok(())
+    });
+    // The stdin reader may still block; nothing waits for it.
+    runtime.shutdown_background();
+    served
+}
+
+async fn accept(listener: TcpListener, paths: Arc<HashMap<String, Bytes>>) {
+    while let Ok((stream, _)) = listener.accept().await {
+        let _ = stream.set_nodelay(true);
+        let paths = paths.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |request: Request<Incoming>| {
+                let body = paths.get(request.uri().path()).cloned();
+                async move {
+                    let response = match body {
+                        Some(body) => Response::builder()
+                            .status(StatusCode::OK)
+                            .header(header::CONTENT_TYPE, "application/json")
+                            .body(Full::new(body)),
+                        None => Response::builder()
+                            .status(StatusCode::NOT_FOUND)
+                            .body(Full::new(Bytes::new())),
+                    };
+                    Ok::<_, Infallible>(response.expect("a valid response"))
+                }
+            });
+            let _ = auto::Builder::new(TokioExecutor::new())
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
     }
 }
 
