@@ -89,9 +89,10 @@ pub struct EmbeddedConfig {
     /// Background compaction; `None` keeps all history until [`Storage::compact`] is
     /// called. Default: [`CompactionPolicy::default`].
     pub compaction: Option<CompactionPolicy>,
-    /// Bytes of redb's own page cache. Default: 64 MiB — reads the API can answer from
+    /// Bytes of redb's own page cache. Default: 16 MiB — reads the API can answer from
     /// memory come from the watch cache, so redb's default (1 GiB) only held a second
-    /// copy of every object (issue #6's memory measurement).
+    /// copy of every object (issue #6's memory measurement), and 64 MiB still cost 625 B
+    /// an object at 100,000 objects with writes no faster (issue #25, BENCHMARKS.md).
     pub cache_size: usize,
 }
 
@@ -102,7 +103,7 @@ impl Default for EmbeddedConfig {
             watch_buffer: 4096,
             max_batch: 512,
             compaction: Some(CompactionPolicy::default()),
-            cache_size: 64 * 1024 * 1024,
+            cache_size: 16 * 1024 * 1024,
         }
     }
 }
