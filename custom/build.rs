@@ -27,7 +27,7 @@ fn generate() -> Result<(), String> {
     builder.generate().map(drop).map_err(|e| e.to_string())
 }
 
-/// The files and folders of `schemas` but `builtins`, sorted.
+/// The folders and YAML files of `schemas` but `builtins`, sorted.
 fn own_entries(schemas: &Path, builtins: &Path) -> Result<Vec<PathBuf>, String> {
     let mut entries = std::fs::read_dir(schemas)
         .and_then(|d| {
@@ -35,7 +35,9 @@ fn own_entries(schemas: &Path, builtins: &Path) -> Result<Vec<PathBuf>, String> 
                 .collect::<Result<Vec<_>, _>>()
         })
         .map_err(|e| format!("{}: {e}", schemas.display()))?;
-    entries.retain(|e| e != builtins);
+    entries.retain(|e| {
+        e != builtins && (e.is_dir() || e.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+    });
     entries.sort();
     Ok(entries)
 }

@@ -146,15 +146,9 @@ pub struct Config {
     pub wire: Option<WirePlan>,
     /// More `kapi serve` flags for every kapi of the matrix (`--kapi-arg`).
     pub kapi_args: Vec<String>,
-    /// The `kapi-bench` binary, whose `baseline-server` subcommand is the bare hyper
-    /// server's process: this executable by default; a test driving [`run`] from its
-    /// own binary names the built `kapi-bench` (`CARGO_BIN_EXE_kapi-bench`).
+    /// The `kapi-bench` binary that runs the bare hyper server's process
+    /// ([`Baseline::start`]): this executable, unless a test names the built one.
     pub bench: PathBuf,
-}
-
-/// This executable, for [`Config::bench`].
-fn this_executable() -> PathBuf {
-    std::env::current_exe().unwrap_or_else(|_| PathBuf::from("kapi-bench"))
 }
 
 impl Config {
@@ -209,7 +203,7 @@ impl Config {
             serialization_runs: 20,
             kapi_matrix: true,
             kapi_args: Vec::new(),
-            bench: this_executable(),
+            bench: crate::targets::baseline::this_executable(),
             // Eight short rounds a format: the two formats cost the same to within a
             // few per cent, and drift on two shared cores moves a cell by more (two
             // columns doing the same work measured 1.21-1.47x apart in four rounds of

@@ -122,6 +122,12 @@ impl Drop for Baseline {
     }
 }
 
+/// This executable, whose [`SUBCOMMAND`] is the server's process (`kapi-bench`'s
+/// default; a test driving the bench from its own binary names the built `kapi-bench`).
+pub fn this_executable() -> std::path::PathBuf {
+    std::env::current_exe().unwrap_or_else(|_| "kapi-bench".into())
+}
+
 /// The server process's side: binds a free loopback port, prints its address on
 /// stdout, and serves `bodies` (`PATH=FILE`, the body read from the file) until its
 /// stdin closes (the bench ended) or it is killed.
