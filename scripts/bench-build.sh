@@ -14,6 +14,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Temporary folders to remove, and the schema to put back, whatever happens.
+temporary=()
+schema=schemas/widget.yaml
+saved=""
+cleanup() {
+  if [[ -n "$saved" ]]; then cp "$saved" "$schema"; fi
+  rm -rf "${temporary[@]}"
+}
+trap cleanup EXIT
+
 now() { date +%s.%N; }
 since() { awk -v s="$1" -v e="$(now)" 'BEGIN { printf "%.1f", e - s }'; }
 machine() {
@@ -55,12 +65,11 @@ serve_until_field() {
 }
 
 edit_loop() {
-  # Global, for the trap: whatever happens, the schema is put back as it was.
-  schema=schemas/widget.yaml
+  local data
   saved=$(mktemp)
   data=$(mktemp -d)
+  temporary+=("$saved" "$data")
   cp "$schema" "$saved"
-  trap 'cp "$saved" "$schema"; rm -rf "$saved" "$data"' EXIT
   echo "warming up: cargo build -p kapi"
   cargo build -q -p kapi
   for i in 1 2 3; do
@@ -75,16 +84,15 @@ edit_loop() {
     echo "schema edit $i: built in ${built} s, answering with the new field after $(since "$start") s"
     cp "$saved" "$schema"
   done
-  cp "$saved" "$schema"
   cargo build -q -p kapi
   machine
 }
 
 first_build() {
-  local start built
+  local target data start built
   target=$(mktemp -d)
   data=$(mktemp -d)
-  trap 'rm -rf "$target" "$data"' EXIT
+  temporary+=("$target" "$data")
   cargo fetch -q
   start=$(now)
   CARGO_TARGET_DIR="$target" cargo build -q -p kapi
@@ -95,13 +103,17 @@ first_build() {
 }
 
 release_build() {
-  local full alone gen
+  local target start full alone gen
   target=$(mktemp -d)
-  trap 'rm -rf "$target"' EXIT
-  full=$(CARGO_TARGET_DIR="$target" bash -c "start=\$(date +%s.%N); cargo build -q --release -p kapi --features etcd; awk -v s=\$start -v e=\$(date +%s.%N) 'BEGIN { printf \"%.0f\", e - s }'")
+  temporary+=("$target")
+  start=$(now)
+  CARGO_TARGET_DIR="$target" cargo build -q --release -p kapi --features etcd
+  full=$(since "$start")
   echo "clean release build of kapi (every dependency, --features etcd): ${full} s"
   CARGO_TARGET_DIR="$target" cargo clean -q --release -p kapi-kube
-  alone=$(CARGO_TARGET_DIR="$target" bash -c "start=\$(date +%s.%N); cargo build -q --release -p kapi --features etcd; awk -v s=\$start -v e=\$(date +%s.%N) 'BEGIN { printf \"%.0f\", e - s }'")
+  start=$(now)
+  CARGO_TARGET_DIR="$target" cargo build -q --release -p kapi --features etcd
+  alone=$(since "$start")
   echo "release build of kapi-kube alone (generation + compile, dependencies built): ${alone} s"
   gen=$(find "$target/release/build" -path '*kapi-kube-*/out/kapi_generated.rs' | head -1)
   echo "generated code: $(wc -l <"$gen") lines, $(grep -c '^\s*pub struct\|^\s*pub enum' "$gen") types, $(du -k "$gen" | cut -f1) KiB"

@@ -157,11 +157,10 @@ fn a_server_of_a_few_kinds_is_ready_without_waiting_for_the_rest() {
 fn what_a_server_needs_at_the_least_is_enforced_with_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     runtime().block_on(async {
-        let only = |keep: fn(&kapi_core::ResourceInfo) -> bool| compiled(keep);
         // A namespaced kind without Namespaces.
         let err = start(
             config(dir.path()),
-            only(|r| r.group == "example.kapi.dev" || r.group == "rbac.authorization.k8s.io"),
+            compiled(|r| r.group == "example.kapi.dev" || r.group == "rbac.authorization.k8s.io"),
         )
         .await
         .expect_err("no Namespaces");
@@ -175,7 +174,7 @@ fn what_a_server_needs_at_the_least_is_enforced_with_a_clear_error() {
         let own = |r: &kapi_core::ResourceInfo| {
             r.group == "example.kapi.dev" || (r.group.is_empty() && r.kind == "Namespace")
         };
-        let err = start(config(dir.path()), only(own))
+        let err = start(config(dir.path()), compiled(own))
             .await
             .expect_err("no RBAC kinds");
         assert!(
@@ -187,7 +186,7 @@ fn what_a_server_needs_at_the_least_is_enforced_with_a_clear_error() {
         let mut allow_all = config(dir.path());
         allow_all.security.authorization_modes =
             vec![kapi_apiserver::authorization::Mode::AlwaysAllow];
-        let server = start(allow_all, only(own)).await.expect("started");
+        let server = start(allow_all, compiled(own)).await.expect("started");
         let (code, _) = http(
             server.ready().address,
             "GET",
