@@ -5,62 +5,16 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use bytes::{BufMut, Bytes, BytesMut};
 use kapi_core::ResourceInfo;
-use kapi_core::selector::{FieldSelector, LabelSelector};
 use kapi_storage::{ListRequest, ReadAt};
 use serde_json::{Value, json};
 
 use super::Store;
 use super::codec::StoredObject;
 use super::keys;
-use super::object::{self, field_value, labels};
+use super::object;
 use super::options::ListOptions;
+pub use super::predicate::Predicate;
 use crate::status::ApiError;
-
-/// Decides which objects a list or watch returns: its label and field selectors, with
-/// the field selector checked against the fields the resource makes selectable.
-#[derive(Clone, Debug)]
-pub struct Predicate {
-    label: LabelSelector,
-    field: FieldSelector,
-}
-
-impl Predicate {
-    /// A predicate for `info`; 400 when the field selector names a field that is not
-    /// selectable (`metadata.name`, `metadata.namespace` and the resource's
-    /// `selectableFields`).
-    pub fn new(
-        info: &ResourceInfo,
-        label: LabelSelector,
-        field: FieldSelector,
-    ) -> Result<Self, ApiError> {
-        for r in field.requirements() {
-            let f = r.field.as_str();
-            let known = f == "metadata.name"
-                || (f == "metadata.namespace" && info.namespaced())
-                || info
-                    .selectable_fields
-                    .iter()
-                    .any(|s| s.trim_start_matches('.') == f);
-            if !known {
-                return Err(ApiError::bad_request(format!(
-                    "field label not supported: {f}"
-                )));
-            }
-        }
-        Ok(Self { label, field })
-    }
-
-    /// True when neither selector restricts anything.
-    pub fn is_everything(&self) -> bool {
-        self.label.is_empty() && self.field.is_empty()
-    }
-
-    /// Whether `obj` passes both selectors.
-    pub fn matches(&self, obj: &Value) -> bool {
-        (self.label.is_empty() || self.label.matches(&labels(obj)))
-            && (self.field.is_empty() || self.field.matches(|f| field_value(obj, f)))
-    }
-}
 
 /// The `continue` token: the list's revision and the key to start from, relative to the
 /// list's prefix; base64 JSON as kube-apiserver encodes it.

@@ -12,6 +12,7 @@ mod lifecycle;
 pub mod list;
 pub mod object;
 pub mod options;
+pub mod predicate;
 pub mod store;
 pub mod watch;
 

@@ -13,9 +13,10 @@ use tokio_stream::wrappers::ReceiverStream;
 
 use super::Store;
 use super::codec::StoredObject;
+use super::codec::memo_key;
 use super::keys;
-use super::list::Predicate;
 use super::options::WatchOptions;
+use super::predicate::{Attributes, Predicate};
 use super::store::Conversion;
 use crate::status::ApiError;
 
@@ -137,12 +138,9 @@ fn stored_error_event(e: &ApiError) -> StoredWatchEvent {
 }
 
 /// Turns one storage event into what a watcher with `predicate` sees, if anything.
-/// Without selectors nothing is parsed.
-fn translate(
-    info: &ResourceInfo,
-    predicate: &Predicate,
-    event: &Event,
-) -> Result<Option<StoredWatchEvent>, ApiError> {
+/// Without selectors nothing is parsed; with them, each value's [`Attributes`] are
+/// taken once per event, in its memo, for every watcher to match.
+fn translate(selection: &Selection, event: &Event) -> Result<Option<StoredWatchEvent>, ApiError> {
     let stored = |value: &bytes::Bytes| {
         EventObject::Stored(
             StoredObject::new(value.clone(), event.revision),
@@ -150,7 +148,7 @@ fn translate(
         )
     };
     let cur = stored(&event.value);
-    if predicate.is_everything() {
+    if selection.predicate.is_everything() {
         let type_ = match event.kind {
             EventKind::Created => WatchEventType::Added,
             EventKind::Modified => WatchEventType::Modified,
@@ -158,13 +156,18 @@ fn translate(
         };
         return Ok(Some(StoredWatchEvent { type_, object: cur }));
     }
-    let matches = |value: &bytes::Bytes| -> Result<bool, ApiError> {
-        let obj = StoredObject::new(value.clone(), event.revision);
-        Ok(predicate.matches(&obj.decode(info)?))
+    let matches = |value: &bytes::Bytes, key: u64| -> Result<bool, ApiError> {
+        let attributes = event.encodings.try_get_or_derive(key, || {
+            let obj = StoredObject::new(value.clone(), event.revision).decode(&selection.info)?;
+            let attributes = Attributes::of(&selection.info, &obj);
+            let size = attributes.size();
+            Ok::<_, ApiError>((attributes, size))
+        })?;
+        Ok(selection.predicate.matches_attributes(&attributes))
     };
-    let cur_matches = matches(&event.value)?;
+    let cur_matches = matches(&event.value, selection.keys.0)?;
     let prev_matches = match &event.prev_value {
-        Some(p) => Some(matches(p)?),
+        Some(p) => Some(matches(p, selection.keys.1)?),
         None => None,
     };
     let (type_, object) = match event.kind {
@@ -183,6 +186,30 @@ fn translate(
         _ => return Ok(None),
     };
     Ok(Some(StoredWatchEvent { type_, object }))
+}
+
+/// What one watcher selects: its predicate, and the memo keys of the [`Attributes`] of
+/// an event's value and previous value in the version it is served (the fields a
+/// resource makes selectable may differ between versions).
+struct Selection {
+    info: ResourceInfo,
+    predicate: Predicate,
+    keys: (u64, u64),
+}
+
+impl Selection {
+    fn new(info: ResourceInfo, predicate: Predicate) -> Self {
+        let version = info.api_version();
+        let keys = (
+            memo_key("attributes", &version),
+            memo_key("attributes of the previous value", &version),
+        );
+        Self {
+            info,
+            predicate,
+            keys,
+        }
+    }
 }
 
 impl Store {
@@ -204,12 +231,12 @@ impl Store {
         namespace: Option<&str>,
         opts: &WatchOptions,
     ) -> Result<StoredEventStream, ApiError> {
-        let info = self.info().clone();
         let predicate = Predicate::new(
-            &info,
+            self.info(),
             opts.label_selector.clone(),
             opts.field_selector.clone(),
         )?;
+        let selection = Selection::new(self.info().clone(), predicate);
         let prefix = keys::list_prefix(self.prefix(), namespace);
         let storage = self.storage().clone();
         let conversion = self.conversion().cloned();
@@ -226,8 +253,8 @@ impl Store {
                     Some(n) => ReadAt::NotOlderThan(n),
                 };
                 let source = Source {
-                    info: &info,
-                    predicate: &predicate,
+                    info: &selection.info,
+                    predicate: &selection.predicate,
                     storage: storage.as_ref(),
                     conversion: conversion.as_ref(),
                 };
@@ -240,7 +267,10 @@ impl Store {
                 }
                 if opts.send_initial_events
                     && opts.allow_bookmarks
-                    && tx.send(bookmark(&info, after, true)).await.is_err()
+                    && tx
+                        .send(bookmark(&selection.info, after, true))
+                        .await
+                        .is_err()
                 {
                     return;
                 }
@@ -249,7 +279,11 @@ impl Store {
                 Ok(s) => s,
                 Err(e) => {
                     let _ = tx
-                        .send(stored_error_event(&ApiError::from_storage(&info, "", &e)))
+                        .send(stored_error_event(&ApiError::from_storage(
+                            &selection.info,
+                            "",
+                            &e,
+                        )))
                         .await;
                     return;
                 }
@@ -263,17 +297,17 @@ impl Store {
                 };
                 let event = match item {
                     Err(e) => stored_error_event(&e),
-                    Ok(Ok(WatchItem::Event(ev))) => match translate(&info, &predicate, &ev) {
+                    Ok(Ok(WatchItem::Event(ev))) => match translate(&selection, &ev) {
                         Ok(Some(e)) => e,
                         Ok(None) => continue,
                         Err(e) => stored_error_event(&e),
                     },
                     Ok(Ok(WatchItem::Progress(rev))) if opts.allow_bookmarks => {
-                        bookmark(&info, rev, false)
+                        bookmark(&selection.info, rev, false)
                     }
                     Ok(Ok(WatchItem::Progress(_))) => continue,
                     Ok(Err(e @ StorageError::Expired { .. })) => {
-                        stored_error_event(&ApiError::from_storage(&info, "", &e))
+                        stored_error_event(&ApiError::from_storage(&selection.info, "", &e))
                     }
                     // The backend lost the thread (etcd restarted, watcher too slow):
                     // end the watch; the client resumes from its last resourceVersion.

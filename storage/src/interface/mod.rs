@@ -23,6 +23,8 @@
 pub mod error;
 mod progress;
 
+use std::any::Any;
+use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -193,8 +195,10 @@ impl Event {
 }
 
 /// Encodings of one [`Event`], memoised under keys the consumer chooses (a hash of the
-/// format, version and event type, say). Clones share the memo. Derived data: two
-/// events are equal whatever their memos hold.
+/// format, version and event type, say), and anything else consumers derive from it
+/// once for every watcher (what selectors look at, as kube's `watchCacheEvent` keeps
+/// an object's labels and fields). Clones share the memo. Derived data: two events are
+/// equal whatever their memos hold.
 ///
 /// The memo counts the bytes it holds ([`Encodings::bytes`]), and the watch cache that
 /// keeps the event bills them to its memory budget as they are made.
@@ -204,7 +208,7 @@ pub struct Encodings(Arc<Memo>);
 /// What [`Encodings`] share.
 #[derive(Default)]
 struct Memo {
-    entries: Mutex<Vec<(u64, Bytes)>>,
+    entries: Mutex<Vec<(u64, Memoised)>>,
     /// Taken after `entries` when both are (never the other way round), and held only
     /// for arithmetic, so billing never waits for an encoding being made.
     billing: Mutex<Billing>,
@@ -219,8 +223,17 @@ struct Billing {
     meter: Option<Arc<dyn Meter>>,
 }
 
-/// What one memoised encoding costs beyond its bytes: its slot in the memo.
-const MEMO_ENTRY_OVERHEAD: usize = std::mem::size_of::<(u64, Bytes)>();
+/// One memoised entry.
+#[derive(Clone)]
+enum Memoised {
+    /// An encoding.
+    Bytes(Bytes),
+    /// Something else derived from the event ([`Encodings::try_get_or_derive`]).
+    Derived(Arc<dyn Any + Send + Sync>),
+}
+
+/// What one memoised entry costs beyond its bytes: its slot in the memo.
+const MEMO_ENTRY_OVERHEAD: usize = std::mem::size_of::<(u64, Memoised)>();
 
 /// Pays for the encodings memoised in the [`Encodings`] it is billed to (the watch
 /// cache's account of its event window). Called with the memo's billing lock held: it
@@ -235,17 +248,19 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// The bytes of `entry` if it is the encoding under `key`.
+fn encoding((k, entry): &(u64, Memoised), key: u64) -> Option<Bytes> {
+    match entry {
+        Memoised::Bytes(bytes) if *k == key => Some(bytes.clone()),
+        _ => None,
+    }
+}
+
 impl Encodings {
     /// The encoding stored under `key`, made by `encode` if there is none yet. Callers
     /// racing for the same key wait for the first, then share its bytes.
     pub fn get_or_insert_with(&self, key: u64, encode: impl FnOnce() -> Bytes) -> Bytes {
-        let mut entries = lock(&self.0.entries);
-        if let Some((_, bytes)) = entries.iter().find(|(k, _)| *k == key) {
-            return bytes.clone();
-        }
-        let bytes = encode();
-        entries.push((key, bytes.clone()));
-        self.charge(bytes.len() + MEMO_ENTRY_OVERHEAD);
+        let Ok(bytes) = self.try_get_or_insert_with(key, || Ok::<_, Infallible>(encode()));
         bytes
     }
 
@@ -253,8 +268,7 @@ impl Encodings {
     pub fn get(&self, key: u64) -> Option<Bytes> {
         lock(&self.0.entries)
             .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, b)| b.clone())
+            .find_map(|entry| encoding(entry, key))
     }
 
     /// [`Encodings::get_or_insert_with`] for an encoding that can fail: a failure is
@@ -265,13 +279,37 @@ impl Encodings {
         encode: impl FnOnce() -> std::result::Result<Bytes, E>,
     ) -> std::result::Result<Bytes, E> {
         let mut entries = lock(&self.0.entries);
-        if let Some((_, bytes)) = entries.iter().find(|(k, _)| *k == key) {
-            return Ok(bytes.clone());
+        if let Some(bytes) = entries.iter().find_map(|entry| encoding(entry, key)) {
+            return Ok(bytes);
         }
         let bytes = encode()?;
-        entries.push((key, bytes.clone()));
+        entries.push((key, Memoised::Bytes(bytes.clone())));
         self.charge(bytes.len() + MEMO_ENTRY_OVERHEAD);
         Ok(bytes)
+    }
+
+    /// A value of type `T` derived from the event under `key`, made by `derive` (which
+    /// returns it with the bytes it holds, billed as an encoding's) if there is none
+    /// yet. Racing callers wait for the first; a failure is returned and nothing is
+    /// memoised.
+    pub fn try_get_or_derive<T: Any + Send + Sync, E>(
+        &self,
+        key: u64,
+        derive: impl FnOnce() -> std::result::Result<(T, usize), E>,
+    ) -> std::result::Result<Arc<T>, E> {
+        let mut entries = lock(&self.0.entries);
+        let found = entries.iter().find_map(|(k, entry)| match entry {
+            Memoised::Derived(any) if *k == key => any.clone().downcast::<T>().ok(),
+            _ => None,
+        });
+        if let Some(derived) = found {
+            return Ok(derived);
+        }
+        let (derived, size) = derive()?;
+        let derived = Arc::new(derived);
+        entries.push((key, Memoised::Derived(derived.clone())));
+        self.charge(size + MEMO_ENTRY_OVERHEAD);
+        Ok(derived)
     }
 
     fn charge(&self, size: usize) {
@@ -620,5 +658,35 @@ impl<'a> UpdateAttempts<'a> {
             other => return Ok(Some(other?)),
         }
         Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn derived_values_are_made_once_and_kept_apart_from_encodings() {
+        let memo = Encodings::default();
+        let made = std::sync::atomic::AtomicUsize::new(0);
+        let derive = || {
+            made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Ok::<_, ()>((vec!["a".to_string()], 40))
+        };
+        let first = memo.try_get_or_derive(3, derive).unwrap();
+        let again = memo.try_get_or_derive(3, derive).unwrap();
+        assert!(Arc::ptr_eq(&first, &again));
+        assert_eq!(made.into_inner(), 1);
+        assert_eq!(memo.bytes(), 40 + MEMO_ENTRY_OVERHEAD);
+        // The same key as an encoding, or as another type, is another entry.
+        assert_eq!(memo.get(3), None);
+        assert_eq!(memo.get_or_insert_with(3, || Bytes::from_static(b"x")), "x");
+        let other = memo
+            .try_get_or_derive(3, || Ok::<_, ()>((7u32, 4)))
+            .unwrap();
+        assert_eq!(*other, 7);
+        // A failure is returned and nothing is memoised.
+        assert_eq!(memo.try_get_or_derive::<u8, _>(9, || Err("no")), Err("no"));
+        assert_eq!(memo.len(), 3);
     }
 }
