@@ -1,19 +1,24 @@
 //! The connections to one remote APIService's server: TLS verified with the
 //! APIService's `caBundle` (or not at all with `insecureSkipTLSVerify`), the
-//! aggregator's front-proxy client certificate, and HTTP/1.1 keep-alive connections,
-//! one per request in flight (a watch holds its own), back in the pool when the answer
-//! is done. Go's transport would speak HTTP/2 to a server that offers it; hyper's
-//! HTTP/2 costs several times its HTTP/1.1 per request on both ends (BENCHMARKS.md,
-//! issues #18 and #21), and a proxied request paid it twice.
+//! aggregator's front-proxy client certificate.
+//!
+//! Requests go on HTTP/1.1 keep-alive connections, one per request in flight, back in
+//! the pool when the answer is done. Go's transport would speak HTTP/2 to a server that
+//! offers it; hyper's HTTP/2 costs several times its HTTP/1.1 per request on both ends
+//! (BENCHMARKS.md, issues #18 and #21), and a proxied request paid it twice. Watches
+//! are the exception: they share HTTP/2 connections, so that the backend writes many
+//! watches' events together, as it does to a client watching over HTTP/2 itself,
+//! instead of one write per watch and event (BENCHMARKS.md, issue #21).
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use http::{Request, Response};
 use hyper::body::Incoming;
-use hyper::client::conn::http1;
-use hyper_util::rt::TokioIo;
+use hyper::client::conn::{http1, http2};
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use kapi_apiserver::endpoints::FrontBody;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::pem::PemObject;
@@ -28,6 +33,15 @@ const DIAL_TIMEOUT: Duration = Duration::from_secs(5);
 /// Idle connections kept per backend, at most.
 const IDLE_CONNECTIONS: usize = 64;
 
+/// Watches on one HTTP/2 connection, at most (kube's servers allow 100 to 250 streams
+/// per connection by default).
+const WATCHES_PER_CONNECTION: usize = 100;
+
+/// A watch connection's flow-control windows: a watch's events are read as they come,
+/// so they only bound what is in flight; large ones save window updates.
+const WATCH_STREAM_WINDOW: u32 = 1 << 20;
+const WATCH_CONNECTION_WINDOW: u32 = 16 << 20;
+
 /// The aggregator's client certificate and key (PEM), presented to every backend.
 #[derive(Clone, Debug)]
 pub struct ProxyIdentity {
@@ -39,24 +53,46 @@ pub struct ProxyIdentity {
 
 type Idle = Arc<Mutex<Vec<http1::SendRequest<FrontBody>>>>;
 
+/// An HTTP/2 connection watches share, with how many it carries.
+#[derive(Clone, Debug)]
+struct WatchConnection {
+    sender: http2::SendRequest<FrontBody>,
+    watches: Arc<AtomicUsize>,
+}
+
 /// A connection lent to one request: back to its pool when the answer is done with
 /// (dropped), unless it closed; a connection whose answer was not read to the end is
-/// closed by hyper and found so when next taken.
+/// closed by hyper and found so when next taken. A watch's stream leaves a place on its
+/// shared connection.
 #[derive(Debug)]
-pub struct InFlight {
-    sender: Option<http1::SendRequest<FrontBody>>,
-    idle: Idle,
+pub enum InFlight {
+    /// An HTTP/1.1 connection of the pool.
+    Pooled {
+        /// The connection, until it goes back.
+        sender: Option<http1::SendRequest<FrontBody>>,
+        /// The pool.
+        idle: Idle,
+    },
+    /// A stream of a shared HTTP/2 connection: its count of watches.
+    Watch(Arc<AtomicUsize>),
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        let Some(sender) = self.sender.take() else {
+        let (sender, idle) = match self {
+            InFlight::Pooled { sender, idle } => (sender, idle),
+            InFlight::Watch(watches) => {
+                watches.fetch_sub(1, Ordering::Relaxed);
+                return;
+            }
+        };
+        let Some(sender) = sender.take() else {
             return;
         };
         if sender.is_closed() {
             return;
         }
-        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut idle = lock(idle);
         if idle.len() < IDLE_CONNECTIONS {
             idle.push(sender);
         }
@@ -66,6 +102,12 @@ impl Drop for InFlight {
 /// One remote server, as an APIService and its resolved endpoint name it.
 pub struct Backend {
     tls: Arc<ClientConfig>,
+    /// `tls` offering HTTP/2 first, for watches.
+    watch_tls: Arc<ClientConfig>,
+    /// Set once the backend answered a watch connection without HTTP/2: its watches
+    /// go on HTTP/1.1 like the rest.
+    no_http2: AtomicBool,
+    watch_connections: Mutex<Vec<WatchConnection>>,
     server_name: ServerName<'static>,
     /// `<service>.<namespace>.svc[:port]`, the `Host` the backend is asked for.
     authority: String,
@@ -117,6 +159,8 @@ impl Backend {
         let mut tls = builder
             .with_client_auth_cert(chain, key)
             .map_err(|e| format!("the proxy client certificate: {e}"))?;
+        let mut watch_tls = tls.clone();
+        watch_tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
         tls.alpn_protocols = vec![b"http/1.1".to_vec()];
         let authority = if service.port == 443 {
             host
@@ -125,6 +169,9 @@ impl Backend {
         };
         Ok(Backend {
             tls: Arc::new(tls),
+            watch_tls: Arc::new(watch_tls),
+            no_http2: AtomicBool::new(false),
+            watch_connections: Mutex::default(),
             server_name,
             authority,
             address,
@@ -138,10 +185,12 @@ impl Backend {
     }
 
     /// Sends `req` (its URI the path and query only) on an idle connection or a new
-    /// one; the answer comes with the connection, to hold until its body is done.
+    /// one (a `watch` on a shared HTTP/2 connection); the answer comes with the
+    /// connection, to hold until its body is done.
     pub async fn send(
         &self,
         mut req: Request<FrontBody>,
+        watch: bool,
     ) -> Result<(Response<Incoming>, InFlight), String> {
         let path = req
             .uri()
@@ -152,10 +201,15 @@ impl Backend {
         if let Ok(host) = http::HeaderValue::from_str(&self.authority) {
             req.headers_mut().insert(http::header::HOST, host);
         }
+        if watch && !self.no_http2.load(Ordering::Relaxed) {
+            if let Some(sent) = self.send_watch(&mut req).await? {
+                return Ok(sent);
+            }
+        }
         let mut sender = match self.idle_sender().await {
             Some(sender) => sender,
             None => {
-                let io = self.dial().await?;
+                let io = self.dial(&self.tls).await?;
                 let (sender, conn) = http1::handshake(TokioIo::new(io))
                     .await
                     .map_err(|e| format!("error trying to reach service: {e}"))?;
@@ -171,21 +225,75 @@ impl Backend {
             .send_request(req)
             .await
             .map_err(|e| format!("error trying to reach service: {e}"))?;
-        let held = InFlight {
+        let held = InFlight::Pooled {
             sender: Some(sender),
             idle: self.idle.clone(),
         };
         Ok((res, held))
     }
 
+    /// Sends a watch on a shared HTTP/2 connection with room, or on a new one; `None`
+    /// (and `req` untouched) when the backend does not speak HTTP/2.
+    async fn send_watch(
+        &self,
+        req: &mut Request<FrontBody>,
+    ) -> Result<Option<(Response<Incoming>, InFlight)>, String> {
+        let connection = match self.watch_connection() {
+            Some(connection) => connection,
+            None => {
+                let io = self.dial(&self.watch_tls).await?;
+                if io.get_ref().1.alpn_protocol() != Some(b"h2") {
+                    self.no_http2.store(true, Ordering::Relaxed);
+                    return Ok(None);
+                }
+                let (sender, conn) = http2::Builder::new(TokioExecutor::new())
+                    .initial_stream_window_size(WATCH_STREAM_WINDOW)
+                    .initial_connection_window_size(WATCH_CONNECTION_WINDOW)
+                    .handshake(TokioIo::new(io))
+                    .await
+                    .map_err(|e| format!("error trying to reach service: {e}"))?;
+                tokio::spawn(async move {
+                    if let Err(e) = conn.await {
+                        tracing::debug!(error = %e, "connection to an aggregated server ended");
+                    }
+                });
+                let connection = WatchConnection {
+                    sender,
+                    watches: Arc::new(AtomicUsize::new(1)),
+                };
+                lock(&self.watch_connections).push(connection.clone());
+                connection
+            }
+        };
+        // Held from here, so that a failed send leaves its place too.
+        let held = InFlight::Watch(connection.watches);
+        let mut sender = connection.sender;
+        let req = std::mem::replace(req, Request::new(FrontBody::default()));
+        let sent = async {
+            sender.ready().await?;
+            sender.send_request(req).await
+        };
+        let res = sent
+            .await
+            .map_err(|e| format!("error trying to reach service: {e}"))?;
+        Ok(Some((res, held)))
+    }
+
+    /// A shared HTTP/2 connection with room for one more watch, counted in.
+    fn watch_connection(&self) -> Option<WatchConnection> {
+        let mut connections = lock(&self.watch_connections);
+        connections.retain(|c| !c.sender.is_closed());
+        let connection = connections
+            .iter()
+            .find(|c| c.watches.load(Ordering::Relaxed) < WATCHES_PER_CONNECTION)?;
+        connection.watches.fetch_add(1, Ordering::Relaxed);
+        Some(connection.clone())
+    }
+
     /// An idle connection ready for a request, if one is left.
     async fn idle_sender(&self) -> Option<http1::SendRequest<FrontBody>> {
         loop {
-            let mut sender = self
-                .idle
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .pop()?;
+            let mut sender = lock(&self.idle).pop()?;
             // One that just finished its last answer gets a moment to be ready.
             let ready = tokio::time::timeout(Duration::from_secs(1), sender.ready()).await;
             if matches!(ready, Ok(Ok(()))) {
@@ -194,7 +302,10 @@ impl Backend {
         }
     }
 
-    async fn dial(&self) -> Result<tokio_rustls::client::TlsStream<tokio::net::TcpStream>, String> {
+    async fn dial(
+        &self,
+        tls: &Arc<ClientConfig>,
+    ) -> Result<tokio_rustls::client::TlsStream<tokio::net::TcpStream>, String> {
         let address = self.address;
         let connect = async {
             let tcp = tokio::net::TcpStream::connect(address).await.map_err(|e| {
@@ -202,7 +313,7 @@ impl Backend {
                 format!("error trying to reach service: {why}")
             })?;
             let _ = tcp.set_nodelay(true);
-            tokio_rustls::TlsConnector::from(self.tls.clone())
+            tokio_rustls::TlsConnector::from(tls.clone())
                 .connect(self.server_name.clone(), tcp)
                 .await
                 .map_err(|e| format!("error trying to reach service: tls: {e}"))
@@ -215,6 +326,10 @@ impl Backend {
                 ))
             })
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// `insecureSkipTLSVerify`: any certificate is taken (the handshake's signatures are

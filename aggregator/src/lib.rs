@@ -171,7 +171,7 @@ impl Front for Aggregator {
             (Some(backend), true) => backend.clone(),
             _ => return proxy::text_error(StatusCode::SERVICE_UNAVAILABLE, "service unavailable"),
         };
-        match proxy::forward(&backend, req, user).await {
+        match proxy::forward(&backend, req, user, info.is_watch()).await {
             Ok(res) => res,
             Err(e) => {
                 tracing::debug!(apiservice = %remote.spec.name, error = %e, "proxying failed");

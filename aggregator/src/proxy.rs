@@ -63,16 +63,20 @@ pub fn text_error(code: StatusCode, message: &str) -> Response<Body> {
 }
 
 /// Sends `req` from `user` to `backend` and relays the answer; `Err` with the message
-/// of a backend that could not be reached.
+/// of a backend that could not be reached. A `watch` goes on a connection watches
+/// share.
 pub async fn forward(
     backend: &Backend,
     req: Request<FrontBody>,
     user: &UserInfo,
+    watch: bool,
 ) -> Result<Response<Body>, String> {
     let (mut parts, body) = req.into_parts();
     parts.headers = forwarded_headers(&parts.headers, user);
     parts.version = http::Version::default();
-    let (res, in_flight) = backend.send(Request::from_parts(parts, body)).await?;
+    let (res, in_flight) = backend
+        .send(Request::from_parts(parts, body), watch)
+        .await?;
     let (mut parts, body) = res.into_parts();
     for name in HOP_BY_HOP {
         parts.headers.remove(*name);

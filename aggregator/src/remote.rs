@@ -37,7 +37,7 @@ async fn get(backend: &Backend, path: &str, accept: &str) -> Result<(StatusCode,
         .map_err(|e| e.to_string())?;
     kapi_auth::authn::set_proxy_headers(req.headers_mut(), &aggregator_user());
     let read = async {
-        let (res, _in_flight) = backend.send(req).await?;
+        let (res, _in_flight) = backend.send(req, false).await?;
         let status = res.status();
         let body = Limited::new(res.into_body(), MAX_BYTES)
             .collect()

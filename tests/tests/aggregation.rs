@@ -6,11 +6,16 @@
 //! group answers 503 and the rest keeps working, until B is back. Run with A and B on
 //! each backend in turn.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine;
 use kapi_tests::{Backend, Kapi, LineReader, condition, https_agent, kubectl_versions};
 use serde_json::{Value, json};
+
+#[path = "support/https.rs"]
+mod https;
+use https::{HttpsServer, Received};
 
 const APISERVICES: &str = "/apis/apiregistration.k8s.io/v1/apiservices";
 const WARDLE: &str = "v1alpha1.wardle.example.com";
@@ -607,4 +612,57 @@ fn api_service_validation_and_conflicts() {
     let message = status["message"].as_str().unwrap();
     assert!(message.contains("metadata.name: Invalid value: \"v2.nowhere.example.com\": must be `spec.version+\".\"+spec.group`"), "{message}");
     assert!(message.contains("spec.insecureSkipTLSVerify: Invalid value: true: may not be true if caBundle is present"), "{message}");
+}
+
+/// A backend that offers no HTTP/2 (the tests' own HTTPS server speaks HTTP/1.1 only)
+/// gets its watches on HTTP/1.1 connections like every other request: A shares HTTP/2
+/// connections among watches only with a backend that negotiates it.
+#[test]
+fn watches_reach_a_backend_without_http2() {
+    let backend = HttpsServer::start(
+        &["kapi-b.default.svc"],
+        Arc::new(|r: Received| {
+            Box::pin(async move {
+                if r.path == "/apis/wardle.example.com/v1alpha1" {
+                    json!({"kind": "APIResourceList", "apiVersion": "v1",
+                        "groupVersion": "wardle.example.com/v1alpha1",
+                        "resources": [{"name": "flunders", "singularName": "flunder",
+                            "namespaced": true, "kind": "Flunder",
+                            "verbs": ["get", "list", "watch"]}]})
+                } else {
+                    json!({"type": "ADDED", "object": {"kind": "Flunder",
+                        "apiVersion": "wardle.example.com/v1alpha1",
+                        "metadata": {"name": "w", "namespace": "default"},
+                        "spec": {"reference": r.query}}})
+                }
+            })
+        }),
+    );
+    let a = Kapi::start(Backend::Embedded);
+    point_at(&a, backend.port);
+    let mut registration = api_service("");
+    registration["spec"]["caBundle"] = json!(backend.ca_bundle);
+    let (code, body) = a.request("POST", APISERVICES, "application/json", Some(&registration));
+    assert_eq!(code, 201, "{body}");
+    wait_available(&a, WARDLE, "True");
+    // The second watch comes after A has found the backend speaks no HTTP/2.
+    for _ in 0..2 {
+        let (code, event) = a.request(
+            "GET",
+            &format!("{FLUNDERS}?watch=true"),
+            "application/json",
+            None,
+        );
+        assert_eq!(code, 200, "{event}");
+        assert_eq!(
+            event["object"]["spec"]["reference"], "watch=true",
+            "{event}"
+        );
+    }
+    let watches = backend
+        .received()
+        .into_iter()
+        .filter(|r| r.query == "watch=true")
+        .count();
+    assert_eq!(watches, 2);
 }
