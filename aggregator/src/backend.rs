@@ -33,8 +33,8 @@ const DIAL_TIMEOUT: Duration = Duration::from_secs(5);
 /// Idle connections kept per backend, at most.
 const IDLE_CONNECTIONS: usize = 64;
 
-/// Watches on one HTTP/2 connection, at most (kube's servers allow 100 to 250 streams
-/// per connection by default).
+/// Watches on one HTTP/2 connection, at most: under the streams a server allows on a
+/// connection (Go's HTTP/2 server, 250 by default); more would wait for a place.
 const WATCHES_PER_CONNECTION: usize = 100;
 
 /// A watch connection's flow-control windows: a watch's events are read as they come,

@@ -12,8 +12,7 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
 use super::Store;
-use super::codec::StoredObject;
-use super::codec::memo_key;
+use super::codec::{StoredObject, memo_key};
 use super::keys;
 use super::options::WatchOptions;
 use super::predicate::{Attributes, Predicate};
