@@ -201,25 +201,19 @@ impl Backend {
         if let Ok(host) = http::HeaderValue::from_str(&self.authority) {
             req.headers_mut().insert(http::header::HOST, host);
         }
+        let mut fresh = None;
         if watch && !self.no_http2.load(Ordering::Relaxed) {
-            if let Some(sent) = self.send_watch(&mut req).await? {
-                return Ok(sent);
+            match self.send_watch(&mut req).await? {
+                WatchSent::Sent(res, held) => return Ok((res, held)),
+                WatchSent::NoHttp2(io) => fresh = Some(*io),
             }
         }
-        let mut sender = match self.idle_sender().await {
-            Some(sender) => sender,
-            None => {
-                let io = self.dial(&self.tls).await?;
-                let (sender, conn) = http1::handshake(TokioIo::new(io))
-                    .await
-                    .map_err(|e| format!("error trying to reach service: {e}"))?;
-                tokio::spawn(async move {
-                    if let Err(e) = conn.await {
-                        tracing::debug!(error = %e, "connection to an aggregated server ended");
-                    }
-                });
-                sender
-            }
+        let mut sender = match fresh {
+            Some(io) => http1_sender(io).await?,
+            None => match self.idle_sender().await {
+                Some(sender) => sender,
+                None => http1_sender(self.dial(&self.tls).await?).await?,
+            },
         };
         let res = sender
             .send_request(req)
@@ -232,19 +226,16 @@ impl Backend {
         Ok((res, held))
     }
 
-    /// Sends a watch on a shared HTTP/2 connection with room, or on a new one; `None`
-    /// (and `req` untouched) when the backend does not speak HTTP/2.
-    async fn send_watch(
-        &self,
-        req: &mut Request<FrontBody>,
-    ) -> Result<Option<(Response<Incoming>, InFlight)>, String> {
+    /// Sends a watch on a shared HTTP/2 connection with room, or on a new one; the new
+    /// connection back (and `req` untouched) when the backend does not speak HTTP/2.
+    async fn send_watch(&self, req: &mut Request<FrontBody>) -> Result<WatchSent, String> {
         let connection = match self.watch_connection() {
             Some(connection) => connection,
             None => {
                 let io = self.dial(&self.watch_tls).await?;
                 if io.get_ref().1.alpn_protocol() != Some(b"h2") {
                     self.no_http2.store(true, Ordering::Relaxed);
-                    return Ok(None);
+                    return Ok(WatchSent::NoHttp2(Box::new(io)));
                 }
                 let (sender, conn) = http2::Builder::new(TokioExecutor::new())
                     .initial_stream_window_size(WATCH_STREAM_WINDOW)
@@ -252,11 +243,7 @@ impl Backend {
                     .handshake(TokioIo::new(io))
                     .await
                     .map_err(|e| format!("error trying to reach service: {e}"))?;
-                tokio::spawn(async move {
-                    if let Err(e) = conn.await {
-                        tracing::debug!(error = %e, "connection to an aggregated server ended");
-                    }
-                });
+                tokio::spawn(drive(conn));
                 let connection = WatchConnection {
                     sender,
                     watches: Arc::new(AtomicUsize::new(1)),
@@ -276,7 +263,7 @@ impl Backend {
         let res = sent
             .await
             .map_err(|e| format!("error trying to reach service: {e}"))?;
-        Ok(Some((res, held)))
+        Ok(WatchSent::Sent(res, held))
     }
 
     /// A shared HTTP/2 connection with room for one more watch, counted in.
@@ -302,10 +289,7 @@ impl Backend {
         }
     }
 
-    async fn dial(
-        &self,
-        tls: &Arc<ClientConfig>,
-    ) -> Result<tokio_rustls::client::TlsStream<tokio::net::TcpStream>, String> {
+    async fn dial(&self, tls: &Arc<ClientConfig>) -> Result<Tls, String> {
         let address = self.address;
         let connect = async {
             let tcp = tokio::net::TcpStream::connect(address).await.map_err(|e| {
@@ -325,6 +309,34 @@ impl Backend {
                     "error trying to reach service: dial tcp {address}: i/o timeout"
                 ))
             })
+    }
+}
+
+/// A TLS connection to a backend.
+type Tls = tokio_rustls::client::TlsStream<tokio::net::TcpStream>;
+
+/// What became of a watch offered to HTTP/2.
+enum WatchSent {
+    /// Sent: the answer, and the place it holds on its connection.
+    Sent(Response<Incoming>, InFlight),
+    /// The backend answered a new connection without HTTP/2: the connection, for
+    /// HTTP/1.1.
+    NoHttp2(Box<Tls>),
+}
+
+/// An HTTP/1.1 connection over `io`, driven by a task of its own.
+async fn http1_sender(io: Tls) -> Result<http1::SendRequest<FrontBody>, String> {
+    let (sender, conn) = http1::handshake(TokioIo::new(io))
+        .await
+        .map_err(|e| format!("error trying to reach service: {e}"))?;
+    tokio::spawn(drive(conn));
+    Ok(sender)
+}
+
+/// Drives a connection until it ends.
+async fn drive(conn: impl Future<Output = Result<(), hyper::Error>>) {
+    if let Err(e) = conn.await {
+        tracing::debug!(error = %e, "connection to an aggregated server ended");
     }
 }
 

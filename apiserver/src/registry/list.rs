@@ -13,7 +13,7 @@ use super::codec::StoredObject;
 use super::keys;
 use super::object;
 use super::options::ListOptions;
-pub use super::predicate::Predicate;
+use super::predicate::Predicate;
 use crate::status::ApiError;
 
 /// The `continue` token: the list's revision and the key to start from, relative to the
