@@ -19,6 +19,7 @@ use http::{Request, Response};
 use hyper::body::Incoming;
 use hyper::client::conn::{http1, http2};
 use hyper_util::rt::{TokioExecutor, TokioIo};
+use kapi_apiserver::coalesce::Coalesce;
 use kapi_apiserver::endpoints::FrontBody;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::pem::PemObject;
@@ -240,7 +241,7 @@ impl Backend {
                 let (sender, conn) = http2::Builder::new(TokioExecutor::new())
                     .initial_stream_window_size(WATCH_STREAM_WINDOW)
                     .initial_connection_window_size(WATCH_CONNECTION_WINDOW)
-                    .handshake(TokioIo::new(io))
+                    .handshake(TokioIo::new(Coalesce::new(io)))
                     .await
                     .map_err(|e| format!("error trying to reach service: {e}"))?;
                 tokio::spawn(drive(conn));

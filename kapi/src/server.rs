@@ -29,6 +29,7 @@ mod security;
 
 use kapi_apiserver::authentication::Peer;
 use kapi_apiserver::authorization::Authorizer;
+use kapi_apiserver::coalesce::Coalesce;
 use kapi_apiserver::documents::LiveDocuments;
 use kapi_apiserver::endpoints::Api;
 use kapi_apiserver::metrics::InstrumentedStorage;
@@ -689,9 +690,17 @@ async fn accept_until(
                         .map(|c| c.iter().map(|c| c.clone().into_owned()).collect())
                         .unwrap_or_default();
                     let peer = Arc::new(Peer { address: Some(address), certificates });
-                    let conn = builder
-                        .serve_connection_with_upgrades(TokioIo::new(stream), service(api, peer));
-                    if let Err(e) = watcher.watch(conn.into_owned()).await {
+                    let service = service(api, peer);
+                    let ended = if stream.get_ref().1.alpn_protocol() == Some(b"h2") {
+                        let io = TokioIo::new(Coalesce::new(stream));
+                        let conn = builder.serve_connection_with_upgrades(io, service);
+                        watcher.watch(conn.into_owned()).await
+                    } else {
+                        let conn = builder
+                            .serve_connection_with_upgrades(TokioIo::new(stream), service);
+                        watcher.watch(conn.into_owned()).await
+                    };
+                    if let Err(e) = ended {
                         tracing::debug!(error = %e, "connection ended");
                     }
                 });
