@@ -12,7 +12,7 @@ use std::time::Duration;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use kapi_apiextensions::conversion::WebhookConverter;
 use kapi_apiserver::webhook::ServiceResolver;
 use kapi_storage::{EmbeddedConfig, EmbeddedStorage, Storage};
@@ -651,19 +651,16 @@ async fn accept_until(
                 }
                 let api = api.clone();
                 let builder = builder.clone();
+                let watcher = graceful.watcher();
                 let Some(acceptor) = acceptor.clone() else {
-                    let peer = Arc::new(Peer { address: Some(address), certificates: Vec::new() });
-                    let conn = builder
-                        .serve_connection_with_upgrades(TokioIo::new(stream), service(api, peer));
-                    let conn = graceful.watch(conn.into_owned());
                     tokio::spawn(async move {
-                        if let Err(e) = conn.await {
-                            tracing::debug!(error = %e, "connection ended");
-                        }
+                        let h2 = opens_with_h2_preface(&stream).await;
+                        let peer = Peer { address: Some(address), certificates: Vec::new() };
+                        serve_one(&builder, stream, h2, service(api, Arc::new(peer)), watcher)
+                            .await;
                     });
                     continue;
                 };
-                let watcher = graceful.watcher();
                 // The handshake runs in the connection's task, so a slow client delays
                 // no one else; it gets 10 s, as Go's TLS handshake timeout.
                 tokio::spawn(async move {
@@ -689,26 +686,67 @@ async fn accept_until(
                         .peer_certificates()
                         .map(|c| c.iter().map(|c| c.clone().into_owned()).collect())
                         .unwrap_or_default();
-                    let peer = Arc::new(Peer { address: Some(address), certificates });
-                    let service = service(api, peer);
-                    let ended = if stream.get_ref().1.alpn_protocol() == Some(b"h2") {
-                        let io = TokioIo::new(Coalesce::new(stream));
-                        let conn = builder.serve_connection_with_upgrades(io, service);
-                        watcher.watch(conn.into_owned()).await
-                    } else {
-                        let conn = builder
-                            .serve_connection_with_upgrades(TokioIo::new(stream), service);
-                        watcher.watch(conn.into_owned()).await
-                    };
-                    if let Err(e) = ended {
-                        tracing::debug!(error = %e, "connection ended");
-                    }
+                    let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+                    let peer = Peer { address: Some(address), certificates };
+                    serve_one(&builder, stream, h2, service(api, Arc::new(peer)), watcher).await;
                 });
             }
             () = &mut shutdown => break,
         }
     }
     graceful
+}
+
+/// Serves one accepted connection until it ends; an HTTP/2 one with its writes
+/// gathered per turn of its task ([`Coalesce`]).
+async fn serve_one<S>(
+    builder: &auto::Builder<TokioExecutor>,
+    io: S,
+    h2: bool,
+    service: impl hyper::service::Service<
+        http::Request<hyper::body::Incoming>,
+        Response = http::Response<kapi_apiserver::response::Body>,
+        Error = std::convert::Infallible,
+        Future = Handling,
+    > + Clone
+    + Send
+    + 'static,
+    watcher: Watcher,
+) where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let ended = if h2 {
+        let io = TokioIo::new(Coalesce::new(io));
+        watcher
+            .watch(
+                builder
+                    .serve_connection_with_upgrades(io, service)
+                    .into_owned(),
+            )
+            .await
+    } else {
+        let io = TokioIo::new(io);
+        watcher
+            .watch(
+                builder
+                    .serve_connection_with_upgrades(io, service)
+                    .into_owned(),
+            )
+            .await
+    };
+    if let Err(e) = ended {
+        tracing::debug!(error = %e, "connection ended");
+    }
+}
+
+/// Whether a plain-HTTP client opened with HTTP/2's connection preface (prior
+/// knowledge). One that has sent less of it so far is served as if it had not: its
+/// connection only misses the gathering of writes.
+async fn opens_with_h2_preface(stream: &tokio::net::TcpStream) -> bool {
+    const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+    let mut head = [0u8; 24];
+    let peeked = tokio::time::timeout(Duration::from_secs(10), stream.peek(&mut head)).await;
+    matches!(peeked, Ok(Ok(24))) && &head == PREFACE
 }
 
 /// What one request's handling is: boxed, because the handler's state machine is

@@ -210,6 +210,88 @@ fn http2_over_tls_and_plain_http2_with_insecure_http() {
     );
 }
 
+/// Watches sharing one HTTP/2 connection get their events as they happen, with the
+/// connection's writes gathered per turn (`kapi_apiserver::coalesce`): twenty watches
+/// of the namespaces on one plain HTTP/2 connection (prior knowledge) each get every
+/// namespace's initial event and then the event of one created on the same connection,
+/// every wait bounded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watches_sharing_an_http2_connection_get_their_events_at_once() {
+    use http_body_util::{BodyExt, Full};
+    let kapi = Kapi::start_with(Backend::Embedded, &["--insecure-http"]);
+    let (code, list) = kapi.request("GET", "/api/v1/namespaces", JSON, None);
+    assert_eq!(code, 200, "{list}");
+    let namespaces = list["items"].as_array().map_or(0, Vec::len);
+    let address = kapi.url().trim_start_matches("http://").to_string();
+    let tcp = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let (sender, conn) = hyper::client::conn::http2::handshake(
+        hyper_util::rt::TokioExecutor::new(),
+        hyper_util::rt::TokioIo::new(tcp),
+    )
+    .await
+    .unwrap();
+    tokio::spawn(conn);
+    let request = |method: &str, path: &str, body: String| {
+        let req = hyper::Request::builder()
+            .method(method)
+            .uri(format!("http://{address}{path}"))
+            .header("content-type", "application/json")
+            .body(Full::new(bytes::Bytes::from(body)))
+            .unwrap();
+        let mut sender = sender.clone();
+        async move {
+            let sent = tokio::time::timeout(Duration::from_secs(10), sender.send_request(req));
+            sent.await.expect("an answer within 10 s").unwrap()
+        }
+    };
+    let mut watches = Vec::new();
+    for _ in 0..20 {
+        let res = request(
+            "GET",
+            "/api/v1/namespaces?watch=1&timeoutSeconds=60",
+            String::new(),
+        )
+        .await;
+        assert_eq!(res.status(), 200);
+        watches.push(res.into_body());
+    }
+    // Reads `body` until `n` more events have come, within 10 s.
+    async fn events(body: &mut hyper::body::Incoming, n: usize) -> String {
+        let mut text = String::new();
+        let read = async {
+            while text.matches('\n').count() < n {
+                let frame = body.frame().await.expect("the watch goes on").unwrap();
+                if let Ok(data) = frame.into_data() {
+                    text.push_str(&String::from_utf8_lossy(&data));
+                }
+            }
+        };
+        let done = tokio::time::timeout(Duration::from_secs(10), read).await;
+        assert!(done.is_ok(), "{n} events did not come within 10 s: {text}");
+        text
+    }
+    for body in &mut watches {
+        let initial = events(body, namespaces).await;
+        assert_eq!(
+            initial.matches(r#""type":"ADDED""#).count(),
+            namespaces,
+            "{initial}"
+        );
+    }
+    let created = request(
+        "POST",
+        "/api/v1/namespaces",
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shared-h2"}})
+            .to_string(),
+    )
+    .await;
+    assert_eq!(created.status(), 201);
+    for body in &mut watches {
+        let event = events(body, 1).await;
+        assert!(event.contains(r#""name":"shared-h2""#), "{event}");
+    }
+}
+
 #[test]
 fn restart_keeps_everything_and_watches_resume() {
     let dir = tempfile::tempdir().unwrap();
