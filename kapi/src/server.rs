@@ -653,10 +653,12 @@ async fn accept_until(
                 let builder = builder.clone();
                 let watcher = graceful.watcher();
                 let Some(acceptor) = acceptor.clone() else {
+                    // Plain HTTP/2 (prior knowledge) is served without gathering writes:
+                    // with no TLS record to save, the turn it waits cost more than the
+                    // writes it saved in the bench's HTTP/2 cells (BENCHMARKS.md).
                     tokio::spawn(async move {
-                        let h2 = opens_with_h2_preface(&stream).await;
                         let peer = Peer { address: Some(address), certificates: Vec::new() };
-                        serve_one(&builder, stream, h2, service(api, Arc::new(peer)), watcher)
+                        serve_one(&builder, stream, false, service(api, Arc::new(peer)), watcher)
                             .await;
                     });
                     continue;
@@ -737,16 +739,6 @@ async fn serve_one<S>(
     if let Err(e) = ended {
         tracing::debug!(error = %e, "connection ended");
     }
-}
-
-/// Whether a plain-HTTP client opened with HTTP/2's connection preface (prior
-/// knowledge). One that has sent less of it so far is served as if it had not: its
-/// connection only misses the gathering of writes.
-async fn opens_with_h2_preface(stream: &tokio::net::TcpStream) -> bool {
-    const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-    let mut head = [0u8; 24];
-    let peeked = tokio::time::timeout(Duration::from_secs(10), stream.peek(&mut head)).await;
-    matches!(peeked, Ok(Ok(24))) && &head == PREFACE
 }
 
 /// What one request's handling is: boxed, because the handler's state machine is

@@ -283,8 +283,24 @@ impl Kapi {
     /// kubeconfig's admin certificate when `with_certificate`, for requests no client
     /// library sends: slow, partial or abandoned ones. Reads time out after 60 s.
     pub fn raw_tls(&self, with_certificate: bool) -> RawTls {
+        let mut config = self.tls_client_config(with_certificate);
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let address = self.url.trim_start_matches("https://");
+        let tcp = std::net::TcpStream::connect(address).expect("connecting to kapi");
+        tcp.set_read_timeout(Some(Duration::from_secs(60)))
+            .expect("a read timeout");
+        tcp.set_nodelay(true).expect("TCP_NODELAY");
+        let name = rustls::pki_types::ServerName::try_from("127.0.0.1").expect("an IP address");
+        let conn =
+            rustls::ClientConnection::new(std::sync::Arc::new(config), name).expect("a TLS client");
+        rustls::StreamOwned::new(conn, tcp)
+    }
+
+    /// A TLS client configuration trusting the server's CA, presenting the kubeconfig's
+    /// admin certificate when `with_certificate`; no ALPN protocols set.
+    pub fn tls_client_config(&self, with_certificate: bool) -> rustls::ClientConfig {
         use rustls::pki_types::pem::PemObject;
-        use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer};
         let credentials = self
             .credentials
             .as_ref()
@@ -298,7 +314,7 @@ impl Kapi {
             .with_safe_default_protocol_versions()
             .expect("TLS versions")
             .with_root_certificates(roots);
-        let mut config = if with_certificate {
+        if with_certificate {
             let chain = CertificateDer::pem_slice_iter(credentials.client_cert.as_bytes())
                 .collect::<Result<Vec<_>, _>>()
                 .expect("a PEM client certificate");
@@ -309,17 +325,7 @@ impl Kapi {
                 .expect("a usable client certificate")
         } else {
             builder.with_no_client_auth()
-        };
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
-        let address = self.url.trim_start_matches("https://");
-        let tcp = std::net::TcpStream::connect(address).expect("connecting to kapi");
-        tcp.set_read_timeout(Some(Duration::from_secs(60)))
-            .expect("a read timeout");
-        tcp.set_nodelay(true).expect("TCP_NODELAY");
-        let name = ServerName::try_from("127.0.0.1").expect("an IP address");
-        let conn =
-            rustls::ClientConnection::new(std::sync::Arc::new(config), name).expect("a TLS client");
-        rustls::StreamOwned::new(conn, tcp)
+        }
     }
 
     /// The base URL, `https://127.0.0.1:<port>`.

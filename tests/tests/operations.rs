@@ -212,18 +212,26 @@ fn http2_over_tls_and_plain_http2_with_insecure_http() {
 
 /// Watches sharing one HTTP/2 connection get their events as they happen, with the
 /// connection's writes gathered per turn (`kapi_apiserver::coalesce`): twenty watches
-/// of the namespaces on one plain HTTP/2 connection (prior knowledge) each get every
+/// of the namespaces on one HTTP/2 connection (TLS, ALPN `h2`) each get every
 /// namespace's initial event and then the event of one created on the same connection,
 /// every wait bounded.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watches_sharing_an_http2_connection_get_their_events_at_once() {
     use http_body_util::{BodyExt, Full};
-    let kapi = Kapi::start_with(Backend::Embedded, &["--insecure-http"]);
+    let kapi = Kapi::start(Backend::Embedded);
     let (code, list) = kapi.request("GET", "/api/v1/namespaces", JSON, None);
     assert_eq!(code, 200, "{list}");
     let namespaces = list["items"].as_array().map_or(0, Vec::len);
-    let address = kapi.url().trim_start_matches("http://").to_string();
+    let address = kapi.url().trim_start_matches("https://").to_string();
+    let mut tls = kapi.tls_client_config(true);
+    tls.alpn_protocols = vec![b"h2".to_vec()];
     let tcp = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+    let tcp = tokio_rustls::TlsConnector::from(std::sync::Arc::new(tls))
+        .connect(name, tcp)
+        .await
+        .unwrap();
+    assert_eq!(tcp.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
     let (sender, conn) = hyper::client::conn::http2::handshake(
         hyper_util::rt::TokioExecutor::new(),
         hyper_util::rt::TokioIo::new(tcp),
@@ -234,7 +242,7 @@ async fn watches_sharing_an_http2_connection_get_their_events_at_once() {
     let request = |method: &str, path: &str, body: String| {
         let req = hyper::Request::builder()
             .method(method)
-            .uri(format!("http://{address}{path}"))
+            .uri(format!("https://{address}{path}"))
             .header("content-type", "application/json")
             .body(Full::new(bytes::Bytes::from(body)))
             .unwrap();
