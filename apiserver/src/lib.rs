@@ -25,8 +25,8 @@
 //! [`authentication`], [`authorization`], [`limits`], [`flowcontrol`] (API Priority and
 //! Fairness, not yet wired), [`metrics`], [`encryption`]
 //! (encryption at rest), [`tls`], [`webhook`] (the client every webhook is called with),
-//! [`compactor`], [`coalesce`] (an HTTP/2 connection's writes gathered per turn). `docs/architecture.md` has the whole
-//! map.
+//! [`compactor`], [`coalesce`] (an HTTP/2 connection's writes gathered per turn).
+//! `docs/architecture.md` has the whole map.
 //!
 //! It must not know a resource's kind, a group's rules or how a server is wired.
 
