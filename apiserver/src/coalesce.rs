@@ -26,6 +26,10 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 /// its own goes straight through, uncopied.
 const HOLD: usize = 64 * 1024;
 
+/// The buffer's capacity a connection keeps once what it held is written: a burst (a
+/// large list's frames) does not leave every connection holding 128 KiB for its life.
+const KEEP: usize = 16 * 1024;
+
 /// Flushes put off before the bytes held go out even if no read has marked a turn (a
 /// connection that stops reading still sends what it wrote).
 const MAX_PUT_OFF: u8 = 16;
@@ -77,6 +81,9 @@ impl<S: AsyncWrite + Unpin> Coalesce<S> {
         if self.held.is_empty() {
             self.put_off = 0;
             self.turned = false;
+            if self.held.capacity() > KEEP {
+                self.held = Vec::new();
+            }
         }
         result
     }
@@ -236,7 +243,9 @@ mod tests {
         io.write_all(&large).await.unwrap();
         io.write_all(b"tail").await.unwrap();
         assert_eq!(io.get_ref().0, vec![b"head".to_vec(), large]);
+        io.write_all(&[1u8; HOLD - 1]).await.unwrap();
         io.shutdown().await.unwrap();
-        assert_eq!(io.get_ref().0.last().unwrap(), b"tail");
+        assert_eq!(io.get_ref().0.last().unwrap().len(), HOLD + 3);
+        assert!(io.held.capacity() <= KEEP, "a burst's buffer is let go");
     }
 }
