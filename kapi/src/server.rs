@@ -658,8 +658,7 @@ async fn accept_until(
                     // writes it saved in the bench's HTTP/2 cells (BENCHMARKS.md).
                     tokio::spawn(async move {
                         let peer = Peer { address: Some(address), certificates: Vec::new() };
-                        serve_one(&builder, stream, false, service(api, Arc::new(peer)), watcher)
-                            .await;
+                        serve_one(&builder, stream, service(api, Arc::new(peer)), watcher).await;
                     });
                     continue;
                 };
@@ -689,8 +688,13 @@ async fn accept_until(
                         .map(|c| c.iter().map(|c| c.clone().into_owned()).collect())
                         .unwrap_or_default();
                     let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
-                    let peer = Peer { address: Some(address), certificates };
-                    serve_one(&builder, stream, h2, service(api, Arc::new(peer)), watcher).await;
+                    let service = service(api, Arc::new(Peer { address: Some(address), certificates }));
+                    // HTTP/2's frames of one turn of its task share a TLS record.
+                    if h2 {
+                        serve_one(&builder, Coalesce::new(stream), service, watcher).await;
+                    } else {
+                        serve_one(&builder, stream, service, watcher).await;
+                    }
                 });
             }
             () = &mut shutdown => break,
@@ -699,12 +703,10 @@ async fn accept_until(
     graceful
 }
 
-/// Serves one accepted connection until it ends; an HTTP/2 one with its writes
-/// gathered per turn of its task ([`Coalesce`]).
+/// Serves one accepted connection until it ends.
 async fn serve_one<S>(
     builder: &auto::Builder<TokioExecutor>,
     io: S,
-    h2: bool,
     service: impl hyper::service::Service<
         http::Request<hyper::body::Incoming>,
         Response = http::Response<kapi_apiserver::response::Body>,
@@ -717,26 +719,8 @@ async fn serve_one<S>(
 ) where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let ended = if h2 {
-        let io = TokioIo::new(Coalesce::new(io));
-        watcher
-            .watch(
-                builder
-                    .serve_connection_with_upgrades(io, service)
-                    .into_owned(),
-            )
-            .await
-    } else {
-        let io = TokioIo::new(io);
-        watcher
-            .watch(
-                builder
-                    .serve_connection_with_upgrades(io, service)
-                    .into_owned(),
-            )
-            .await
-    };
-    if let Err(e) = ended {
+    let connection = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
+    if let Err(e) = watcher.watch(connection.into_owned()).await {
         tracing::debug!(error = %e, "connection ended");
     }
 }
