@@ -12,6 +12,7 @@ use kapi_bench::client::Transport;
 use kapi_bench::machine::Machine;
 use kapi_bench::report::{self, Results};
 use kapi_bench::run::{Backend, Config, ListPlan};
+use kapi_bench::targets::kapi_http::Operation;
 use kapi_bench::{chart, document, fds, run, server};
 
 /// kapi's load generator.
@@ -335,6 +336,11 @@ struct MatrixArgs {
     /// The kapi binary [default: `kapi` beside this executable, or $KAPI_BIN].
     #[arg(long)]
     kapi: Option<PathBuf>,
+    /// Only these single-object operations, comma-separated (`create`, `get-consistent`,
+    /// `get-cached`, `update`, `patch`, `delete`), and only the limits they compare
+    /// with; no lists, fan-outs or wire formats unless `--list`/`--watchers` ask.
+    #[arg(long, value_delimiter = ',', value_parser = parse_operation)]
+    only: Option<Vec<Operation>>,
     /// One more `kapi serve` flag for every kapi of the matrix; repeat for several
     /// (`--kapi-arg=--etcd-ordered-progress=true`).
     #[arg(long = "kapi-arg", allow_hyphen_values = true)]
@@ -349,6 +355,7 @@ impl MatrixArgs {
 
     /// The configuration these arguments ask for; `all` starts from the whole matrix.
     fn config(self, all: bool) -> Result<Config, String> {
+        let (lists_given, watchers_given) = (!self.lists.is_empty(), self.watchers.is_some());
         let kapi = match self.kapi {
             Some(path) => path,
             None => server::sibling_kapi_binary()?,
@@ -420,6 +427,16 @@ impl MatrixArgs {
             config.store_limits = false;
         }
         config.kapi_args = self.kapi_args;
+        if let Some(only) = self.only {
+            if !lists_given {
+                config.lists.clear();
+            }
+            if !watchers_given {
+                config.watchers.clear();
+            }
+            config.wire = None;
+            config.only = Some(only);
+        }
         Ok(config)
     }
 }
@@ -591,6 +608,22 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 }
 
 /// `OBJECTS=C,C,…` or `OBJECTS` (no client counts: the caller fills them in).
+fn parse_operation(text: &str) -> Result<Operation, String> {
+    Ok(match text.trim() {
+        "create" => Operation::Create,
+        "get-consistent" => Operation::GetConsistent,
+        "get-cached" => Operation::GetCached,
+        "update" => Operation::Update,
+        "patch" => Operation::Patch,
+        "delete" => Operation::Delete,
+        other => {
+            return Err(format!(
+                "not an operation: {other:?} (create, get-consistent, get-cached, update, patch, delete)"
+            ));
+        }
+    })
+}
+
 fn parse_list_plan(text: &str) -> Result<ListPlan, String> {
     let (objects, clients) = text.split_once('=').unwrap_or((text, ""));
     let objects = objects

@@ -146,6 +146,9 @@ pub struct Config {
     pub wire: Option<WirePlan>,
     /// More `kapi serve` flags for every kapi of the matrix (`--kapi-arg`).
     pub kapi_args: Vec<String>,
+    /// The single-object operations measured, when not all of them (`--only`); the
+    /// limits measured are then those these compare with.
+    pub only: Option<Vec<Operation>>,
     /// The `kapi-bench` binary that runs the bare hyper server's process
     /// ([`Baseline::start`]): this executable, unless a test names the built one.
     pub bench: PathBuf,
@@ -203,6 +206,7 @@ impl Config {
             serialization_runs: 20,
             kapi_matrix: true,
             kapi_args: Vec::new(),
+            only: None,
             bench: crate::targets::baseline::this_executable(),
             // Eight short rounds a format: the two formats cost the same to within a
             // few per cent, and drift on two shared cores moves a cell by more (two
@@ -302,6 +306,34 @@ impl Config {
             }),
             ..Self::full(kapi)
         }
+    }
+
+    /// The single-object operations measured.
+    fn operations(&self) -> Vec<Operation> {
+        Operation::SINGLE
+            .into_iter()
+            .filter(|op| self.only.as_ref().is_none_or(|only| only.contains(op)))
+            .collect()
+    }
+
+    /// Whether a cell of `limit` is measured: always, unless `--only` chose operations
+    /// that no cell compares with it (lists compare with their limits whenever listed).
+    fn wants_limit(&self, limit: Limit) -> bool {
+        let Some(only) = &self.only else {
+            return true;
+        };
+        let listed = self.lists.iter().any(|plan| {
+            matches!(limit, Limit::BaselineList(_, n) | Limit::EtcdRangePrefix(n)
+                | Limit::StoreList(n) if n == plan.objects)
+        });
+        listed
+            || only.iter().any(|&op| {
+                Backend::available().into_iter().any(|backend| {
+                    Transport::ALL
+                        .into_iter()
+                        .any(|transport| kapi_limit(backend, op, transport) == Some(limit))
+                })
+            })
     }
 
     /// The transports `operation` runs over.
@@ -432,7 +464,7 @@ async fn kapi_matrix(
 
     let system = System::Kapi(backend);
     let mut cells: Vec<(Operation, Transport, usize, Load)> = Vec::new();
-    for operation in Operation::SINGLE {
+    for operation in config.operations() {
         for transport in config.transports(operation) {
             for &clients in &config.clients {
                 cells.push((operation, transport, clients, config.load));
@@ -611,7 +643,12 @@ async fn baseline(
 ) -> Result<(), String> {
     let mut cells: Vec<(String, String, Limit, usize, Load)> = Vec::new();
     for transport in Transport::ALL {
-        for &clients in &config.clients {
+        let gets = if config.wants_limit(Limit::BaselineGet(transport)) {
+            config.clients.as_slice()
+        } else {
+            &[]
+        };
+        for &clients in gets {
             cells.push((
                 OBJECT_PATH.to_string(),
                 "GET 1 KiB object".to_string(),
@@ -679,6 +716,15 @@ async fn raw_store(config: &Config, results: &mut Results) -> Result<(), String>
         }
     }
     for (operation, clients, load) in cells {
+        let limit = match operation {
+            StoreOperation::Create => Limit::StoreCreate,
+            StoreOperation::Get => Limit::StoreGet,
+            StoreOperation::Update => Limit::StoreUpdate,
+            StoreOperation::ListPrefix(objects) => Limit::StoreList(objects),
+        };
+        if !config.wants_limit(limit) {
+            continue;
+        }
         let workers = store.workers(operation, clients).await?;
         let cell = Cell {
             system: System::Store,
@@ -687,12 +733,7 @@ async fn raw_store(config: &Config, results: &mut Results) -> Result<(), String>
             transport: "in-process".to_string(),
             clients,
             compare_with: None,
-            is_limit: Some(match operation {
-                StoreOperation::Create => Limit::StoreCreate,
-                StoreOperation::Get => Limit::StoreGet,
-                StoreOperation::Update => Limit::StoreUpdate,
-                StoreOperation::ListPrefix(objects) => Limit::StoreList(objects),
-            }),
+            is_limit: Some(limit),
         };
         results.rows.push(measure(load, workers, cell).await);
     }
@@ -769,6 +810,16 @@ async fn raw_etcd(config: &Config, endpoint: &str, results: &mut Results) -> Res
         }
     }
     for (operation, clients, load) in cells {
+        let limit = match operation {
+            EtcdOperation::Put => Limit::EtcdPut,
+            EtcdOperation::TxnCreate => Limit::EtcdTxnCreate,
+            EtcdOperation::TxnUpdate => Limit::EtcdTxnUpdate,
+            EtcdOperation::RangeKey => Limit::EtcdRangeKey,
+            EtcdOperation::RangePrefix(objects) => Limit::EtcdRangePrefix(objects),
+        };
+        if !config.wants_limit(limit) {
+            continue;
+        }
         let workers = etcd.workers(operation, clients).await?;
         let cell = Cell {
             system: System::Etcd,
@@ -777,13 +828,7 @@ async fn raw_etcd(config: &Config, endpoint: &str, results: &mut Results) -> Res
             transport: "gRPC".to_string(),
             clients,
             compare_with: None,
-            is_limit: Some(match operation {
-                EtcdOperation::Put => Limit::EtcdPut,
-                EtcdOperation::TxnCreate => Limit::EtcdTxnCreate,
-                EtcdOperation::TxnUpdate => Limit::EtcdTxnUpdate,
-                EtcdOperation::RangeKey => Limit::EtcdRangeKey,
-                EtcdOperation::RangePrefix(objects) => Limit::EtcdRangePrefix(objects),
-            }),
+            is_limit: Some(limit),
         };
         results.rows.push(measure(load, workers, cell).await);
     }
