@@ -230,6 +230,29 @@ impl Store {
         namespace: Option<&str>,
         opts: &WatchOptions,
     ) -> Result<StoredEventStream, ApiError> {
+        self.watch_converted(namespace, opts, self.conversion().cloned())
+            .await
+    }
+
+    /// [`Store::watch_stored`] with each object in the version it was stored in, not
+    /// converted to this store's: for readers of metadata alone (the garbage
+    /// collector), which conversion leaves as it is (a conversion webhook may change
+    /// labels and annotations only). A multi-version resource's every write would
+    /// otherwise be converted once more for them.
+    pub async fn watch_stored_unconverted(
+        &self,
+        namespace: Option<&str>,
+        opts: &WatchOptions,
+    ) -> Result<StoredEventStream, ApiError> {
+        self.watch_converted(namespace, opts, None).await
+    }
+
+    async fn watch_converted(
+        &self,
+        namespace: Option<&str>,
+        opts: &WatchOptions,
+        conversion: Option<Conversion>,
+    ) -> Result<StoredEventStream, ApiError> {
         let predicate = Predicate::new(
             self.info(),
             opts.label_selector.clone(),
@@ -238,7 +261,6 @@ impl Store {
         let selection = Selection::new(self.info().clone(), predicate);
         let prefix = keys::list_prefix(self.prefix(), namespace);
         let storage = self.storage().clone();
-        let conversion = self.conversion().cloned();
         let opts = opts.clone();
         let (tx, rx) = mpsc::channel(128);
         tokio::spawn(async move {

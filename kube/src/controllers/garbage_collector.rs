@@ -13,12 +13,13 @@
 //! metadata, and sweeps it after changes (batched) and on a timer. An object without
 //! owners costs the collector a 16-byte key, not a copy of its metadata.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
 use kapi_apiserver::registry::object::{finalizers, is_being_deleted, meta_str};
@@ -299,7 +300,8 @@ async fn feed(
             ..WatchOptions::default()
         };
         let info = store.info().clone();
-        let mut events = match store.watch_stored(None, &opts).await {
+        // Metadata alone is read, the same in every version: no conversion.
+        let mut events = match store.watch_stored_unconverted(None, &opts).await {
             Ok(e) => e,
             Err(_) => {
                 tokio::time::sleep(WATCH_RETRY).await;
@@ -336,28 +338,16 @@ async fn feed(
     }
 }
 
-/// The event with only the object's `metadata` (and for BOOKMARK and ERROR events,
-/// their whole object): the collector needs nothing else, and skipping the rest of a
-/// stored object is much cheaper than building it. `None` for an object that cannot be
-/// read (it is left alone).
+/// The event with only what the collector reads of the object's `metadata` (and for
+/// BOOKMARK and ERROR events, their whole object). Skipping the rest of a stored
+/// object, labels, annotations and managed fields included, is much cheaper than
+/// building it: every write of every resource comes through here. `None` for an
+/// object that cannot be read (it is left alone).
 fn metadata_only(info: &kapi_core::ResourceInfo, event: StoredWatchEvent) -> Option<WatchEvent> {
-    #[derive(serde::Deserialize)]
-    struct Envelope {
-        #[serde(default)]
-        metadata: Value,
-    }
     let object = match event.object {
         EventObject::Made(object) => object,
         EventObject::Stored(stored, _) => match serde_json::from_slice::<Envelope>(&stored.value) {
-            Ok(Envelope { mut metadata }) => {
-                if let Some(meta) = metadata.as_object_mut() {
-                    meta.insert(
-                        "resourceVersion".into(),
-                        Value::from(stored.revision.to_string()),
-                    );
-                }
-                json!({ "metadata": metadata })
-            }
+            Ok(Envelope { metadata }) => metadata.into_object(stored.revision),
             Err(e) => {
                 tracing::warn!(resource = %info.plural, error = %e, "garbage collector: unreadable object");
                 return None;
@@ -368,6 +358,85 @@ fn metadata_only(info: &kapi_core::ResourceInfo, event: StoredWatchEvent) -> Opt
         type_: event.type_,
         object,
     })
+}
+
+/// A stored object, read for its metadata alone.
+#[derive(serde::Deserialize)]
+struct Envelope<'a> {
+    #[serde(default, borrow)]
+    metadata: Metadata<'a>,
+}
+
+/// The fields of `metadata` the collector reads ([`Node::from_object`], [`Graph::apply`]).
+#[derive(Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Metadata<'a> {
+    #[serde(borrow)]
+    uid: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    namespace: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    deletion_timestamp: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    finalizers: Option<Vec<Cow<'a, str>>>,
+    #[serde(borrow)]
+    owner_references: Option<Vec<OwnerReference<'a>>>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct OwnerReference<'a> {
+    #[serde(borrow)]
+    uid: Option<Cow<'a, str>>,
+    block_owner_deletion: Option<bool>,
+}
+
+impl Metadata<'_> {
+    /// `{"metadata": {...}}` with these fields and `resourceVersion`.
+    fn into_object(self, revision: i64) -> Value {
+        let mut meta = serde_json::Map::new();
+        let strings = [
+            ("uid", self.uid),
+            ("name", self.name),
+            ("namespace", self.namespace),
+            ("deletionTimestamp", self.deletion_timestamp),
+        ];
+        for (key, value) in strings {
+            if let Some(value) = value {
+                meta.insert(key.to_string(), Value::from(value.into_owned()));
+            }
+        }
+        meta.insert(
+            "resourceVersion".to_string(),
+            Value::from(revision.to_string()),
+        );
+        if let Some(finalizers) = self.finalizers {
+            let finalizers = finalizers.into_iter().map(|f| Value::from(f.into_owned()));
+            meta.insert("finalizers".to_string(), Value::Array(finalizers.collect()));
+        }
+        if let Some(owners) = self.owner_references {
+            let owners = owners.into_iter().map(|o| {
+                let mut owner = serde_json::Map::new();
+                if let Some(uid) = o.uid {
+                    owner.insert("uid".to_string(), Value::from(uid.into_owned()));
+                }
+                if let Some(block) = o.block_owner_deletion {
+                    owner.insert("blockOwnerDeletion".to_string(), Value::Bool(block));
+                }
+                Value::Object(owner)
+            });
+            meta.insert(
+                "ownerReferences".to_string(),
+                Value::Array(owners.collect()),
+            );
+        }
+        Value::Object(serde_json::Map::from_iter([(
+            "metadata".to_string(),
+            Value::Object(meta),
+        )]))
+    }
 }
 
 /// One pass over the graph: every decision, then the writes. Nodes of a store that
@@ -492,4 +561,60 @@ async fn remove_finalizer(store: &Store, node: &Node, finalizer: &str) {
         kapi_apiserver::registry::object::set_finalizers(obj, &rest);
     })
     .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn read(object: &Value, revision: i64) -> Value {
+        let bytes = serde_json::to_vec(object).unwrap();
+        let envelope: Envelope = serde_json::from_slice(&bytes).unwrap();
+        envelope.metadata.into_object(revision)
+    }
+
+    #[test]
+    fn metadata_keeps_what_the_collector_reads_and_nothing_else() {
+        let object = json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {
+                "name": "a", "namespace": "ns", "uid": "u-1",
+                "labels": {"x": "y"}, "annotations": {"big": "z"},
+                "managedFields": [{"manager": "m", "fieldsV1": {"f:data": {}}}],
+                "deletionTimestamp": "2026-01-01T00:00:00Z",
+                "finalizers": ["foregroundDeletion", "example.com/f"],
+                "ownerReferences": [
+                    {"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": "u-0",
+                     "blockOwnerDeletion": true, "controller": true},
+                    {"apiVersion": "v1", "kind": "Secret", "name": "p", "uid": "u-2"}
+                ]
+            },
+            "data": {"k": "v"}
+        });
+        assert_eq!(
+            read(&object, 42),
+            json!({"metadata": {
+                "name": "a", "namespace": "ns", "uid": "u-1", "resourceVersion": "42",
+                "deletionTimestamp": "2026-01-01T00:00:00Z",
+                "finalizers": ["foregroundDeletion", "example.com/f"],
+                "ownerReferences": [{"uid": "u-0", "blockOwnerDeletion": true}, {"uid": "u-2"}]
+            }})
+        );
+        let node = Node::from_object(0, &read(&object, 42));
+        assert!(node.deleting && node.matters());
+        assert_eq!(node.owners.len(), 2);
+        assert!(node.owners[0].block && !node.owners[1].block);
+    }
+
+    #[test]
+    fn an_object_without_metadata_has_its_revision_alone() {
+        assert_eq!(
+            read(&json!({"kind": "X", "spec": {"escaped": "a\"b"}}), 7),
+            json!({"metadata": {"resourceVersion": "7"}})
+        );
+        let escaped = json!({"metadata": {"name": "a\\u00e9", "uid": "\u{e9}"}});
+        assert_eq!(read(&escaped, 1)["metadata"]["name"], "a\\u00e9");
+    }
 }
