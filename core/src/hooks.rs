@@ -11,6 +11,13 @@ use crate::field::ErrorList;
 /// Every method has a default that does nothing, so an implementation overrides only
 /// what it needs. Hooks run after the schema's own defaulting, pruning and validation.
 pub trait Hooks<R>: Default + Send + Sync + 'static {
+    /// Whether these hooks read objects in their typed form: `false` only for
+    /// [`NoHooks`], whose every method does nothing, so that the strategy decodes an
+    /// object into `R` only where the decoding itself matters (the type check of
+    /// validation, the typed form written back on create and update) and not for
+    /// hooks that would not look at it (an old object, warnings).
+    const TYPED: bool = true;
+
     /// Mends, before anything else reads the object, what a Go client sends that the
     /// typed form cannot hold: a list field without `omitempty` that is empty goes
     /// out as `null`, and kube reads it as empty (see [`empty_list_if_null`]).
@@ -145,7 +152,9 @@ pub trait Hooks<R>: Default + Send + Sync + 'static {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoHooks;
 
-impl<R> Hooks<R> for NoHooks {}
+impl<R> Hooks<R> for NoHooks {
+    const TYPED: bool = false;
+}
 
 /// Why a POST to a subresource ([`Hooks::create_on_subresource`]) was refused.
 #[derive(Clone, Debug, PartialEq)]

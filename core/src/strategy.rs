@@ -393,6 +393,9 @@ impl<R: Resource> Default for TypedStrategy<R> {
 }
 
 impl<R: Resource> TypedStrategy<R> {
+    /// Whether `R`'s hooks read the typed form ([`Hooks::TYPED`]).
+    const TYPED_HOOKS: bool = <R::Hooks as Hooks<R>>::TYPED;
+
     /// A strategy for `R` with its default hooks.
     pub fn new() -> Self {
         Self::default()
@@ -468,7 +471,9 @@ impl<R: Resource> ObjectStrategy for TypedStrategy<R> {
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
         self.hooks.normalize(new);
         generic_prepare_for_update(R::info(), R::schema(), new, old);
-        if let Ok(old_typed) = Self::typed(old) {
+        if !Self::TYPED_HOOKS {
+            Self::with_typed(new, |_| {});
+        } else if let Ok(old_typed) = Self::typed(old) {
             Self::with_typed(new, |o| {
                 self.hooks.apply_defaults(o);
                 self.hooks.prepare_for_update(o, &old_typed);
@@ -494,7 +499,9 @@ impl<R: Resource> ObjectStrategy for TypedStrategy<R> {
     fn validate_update(&self, new: &Value, old: &Value) -> ErrorList {
         let mut errs = R::schema().validate_update(new, old, &FieldPath::root());
         errs.extend(check_immutable(self.hooks.immutable_fields(), new, old));
-        if errs.is_empty() {
+        if errs.is_empty() && !Self::TYPED_HOOKS {
+            errs.extend(Self::typed(new).err());
+        } else if errs.is_empty() {
             match (Self::typed(new), Self::typed(old)) {
                 (Ok(n), Ok(o)) => errs.extend(self.hooks.validate_update(&n, &o)),
                 (Err(e), _) | (_, Err(e)) => errs.push(e),
@@ -503,9 +510,15 @@ impl<R: Resource> ObjectStrategy for TypedStrategy<R> {
         errs
     }
     fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        if !Self::TYPED_HOOKS {
+            return Vec::new();
+        }
         Self::typed(obj).map_or_else(|_| Vec::new(), |t| self.hooks.warnings_on_create(&t))
     }
     fn warnings_on_update(&self, new: &Value, old: &Value) -> Vec<String> {
+        if !Self::TYPED_HOOKS {
+            return Vec::new();
+        }
         match (Self::typed(new), Self::typed(old)) {
             (Ok(n), Ok(o)) => self.hooks.warnings_on_update(&n, &o),
             _ => Vec::new(),
