@@ -261,6 +261,7 @@ async fn start_admission(
         authorizer: authorizer.clone(),
         webhooks: Some(webhooks),
         policies: Some(policies),
+        quota_lookups: Default::default(),
     };
     (Arc::new(plugins), vec![webhooks_task, policies_task])
 }

@@ -51,6 +51,8 @@ pub struct Plugins {
     pub webhooks: Option<Arc<webhook::Webhooks>>,
     /// The stored ValidatingAdmissionPolicies, if they are evaluated.
     pub policies: Option<Arc<policy::Policies>>,
+    /// The namespaces found without quotas ([`resource_quota::LiveLookups`]).
+    pub quota_lookups: resource_quota::LiveLookups,
 }
 
 impl AdmissionChain for Plugins {
@@ -170,7 +172,7 @@ impl Admission for Chain {
             webhooks.validate(&self.user, request, obj, old).await?;
         }
         if request.operation == Operation::Create {
-            resource_quota::charge(&plugins.registry, request).await?;
+            resource_quota::charge(&plugins.registry, &plugins.quota_lookups, request).await?;
         }
         Ok(())
     }

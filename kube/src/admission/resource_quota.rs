@@ -13,13 +13,81 @@
 //! Compute resources (`requests.cpu`, `limits.memory`, ...), scopes and scope
 //! selectors are not evaluated.
 
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
 use kapi_core::ResourceInfo;
+use kapi_storage::ReadAt;
 use serde_json::{Value, json};
 
+use kapi_apiserver::registry::list::ListItem;
 use kapi_apiserver::registry::{
     AdmissionRequest, ListOptions, Registry, Store, Subresource, WriteOptions,
 };
 use kapi_apiserver::status::ApiError;
+
+/// How long a live list that found no quota in a namespace is trusted (kube's quota
+/// admission: `liveTTL`).
+const LIVE_LOOKUP_TTL: Duration = Duration::from_secs(30);
+
+/// Namespaces remembered at most (kube keeps 100 in an LRU).
+const LIVE_LOOKUPS: usize = 1024;
+
+/// The namespaces a live list found without quotas, each until when that is trusted:
+/// kube's `liveLookupCache`. Quotas are read from the watch cache, as kube reads them
+/// from its informer; only a namespace the cache shows none in is listed live, at most
+/// once in [`LIVE_LOOKUP_TTL`], so that a create does not cost a quorum read of etcd
+/// (a second etcd request per create, besides its write) in the usual namespace with
+/// no quota.
+#[derive(Debug, Default)]
+pub struct LiveLookups(Mutex<HashMap<String, Instant>>);
+
+impl LiveLookups {
+    fn trusted(&self, namespace: &str) -> bool {
+        let lookups = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        lookups
+            .get(namespace)
+            .is_some_and(|until| *until > Instant::now())
+    }
+
+    fn found_none(&self, namespace: &str) {
+        let mut lookups = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = Instant::now();
+        if lookups.len() >= LIVE_LOOKUPS {
+            lookups.retain(|_, until| *until > now);
+            if lookups.len() >= LIVE_LOOKUPS {
+                lookups.clear();
+            }
+        }
+        lookups.insert(namespace.to_string(), now + LIVE_LOOKUP_TTL);
+    }
+}
+
+/// The quotas of `namespace`, as kube's quota admission finds them: from the cache,
+/// and live when the cache has none and no live list found none within the TTL.
+async fn quotas_in(
+    quotas: &Store,
+    namespace: &str,
+    lookups: &LiveLookups,
+) -> Result<Vec<ListItem>, ApiError> {
+    let cached = ListOptions {
+        read_at: ReadAt::Any,
+        ..ListOptions::default()
+    };
+    let items = quotas.list_objects(Some(namespace), &cached).await?.items;
+    if !items.is_empty() || lookups.trusted(namespace) {
+        return Ok(items);
+    }
+    let items = quotas
+        .list_objects(Some(namespace), &ListOptions::default())
+        .await?
+        .items;
+    if items.is_empty() {
+        lookups.found_none(namespace);
+    }
+    Ok(items)
+}
 
 /// The core resources quota counts under their bare (legacy) names.
 const LEGACY_NAMES: [&str; 7] = [
@@ -104,7 +172,11 @@ pub async fn count(
 }
 
 /// Charges a create against the namespace's quotas, or refuses it.
-pub async fn charge(registry: &Registry, request: &AdmissionRequest<'_>) -> Result<(), ApiError> {
+pub async fn charge(
+    registry: &Registry,
+    lookups: &LiveLookups,
+    request: &AdmissionRequest<'_>,
+) -> Result<(), ApiError> {
     let Some(namespace) = request.namespace else {
         return Ok(());
     };
@@ -115,11 +187,8 @@ pub async fn charge(registry: &Registry, request: &AdmissionRequest<'_>) -> Resu
         return Ok(());
     };
     let names = names_for(request.info);
-    let list = quotas
-        .list_objects(Some(namespace), &ListOptions::default())
-        .await?;
     let mut counted = None;
-    for item in list.items {
+    for item in quotas_in(&quotas, namespace, lookups).await? {
         let quota = match item.decoded {
             Some(q) => q,
             None => item.stored.decode(quotas.info())?,
@@ -218,6 +287,23 @@ mod tests {
         );
         assert_eq!(resource_of("secrets"), Some(("", "secrets")));
         assert_eq!(resource_of("requests.cpu"), None);
+    }
+
+    #[test]
+    fn a_namespace_found_without_quotas_is_trusted_for_a_while_and_the_memory_is_bounded() {
+        let lookups = LiveLookups::default();
+        assert!(!lookups.trusted("a"));
+        lookups.found_none("a");
+        assert!(lookups.trusted("a") && !lookups.trusted("b"));
+        for i in 0..LIVE_LOOKUPS + 10 {
+            lookups.found_none(&format!("ns-{i}"));
+        }
+        let held = lookups.0.lock().unwrap().len();
+        assert!(held <= LIVE_LOOKUPS, "{held}");
+        assert!(lookups.trusted(&format!("ns-{}", LIVE_LOOKUPS + 9)));
+        let expired = Instant::now() - Duration::from_secs(1);
+        lookups.0.lock().unwrap().insert("old".to_string(), expired);
+        assert!(!lookups.trusted("old"));
     }
 
     #[test]
