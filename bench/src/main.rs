@@ -607,7 +607,7 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(seconds).map_err(|e| format!("{text:?}: {e}"))
 }
 
-/// `OBJECTS=C,C,…` or `OBJECTS` (no client counts: the caller fills them in).
+/// One of `--only`'s operation names.
 fn parse_operation(text: &str) -> Result<Operation, String> {
     Ok(match text.trim() {
         "create" => Operation::Create,
@@ -624,6 +624,7 @@ fn parse_operation(text: &str) -> Result<Operation, String> {
     })
 }
 
+/// `OBJECTS=C,C,…` or `OBJECTS` (no client counts: the caller fills them in).
 fn parse_list_plan(text: &str) -> Result<ListPlan, String> {
     let (objects, clients) = text.split_once('=').unwrap_or((text, ""));
     let objects = objects
