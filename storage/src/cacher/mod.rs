@@ -159,7 +159,7 @@ impl Cacher {
             inner,
             prefix: prefix.to_string(),
             core: RwLock::new(Core {
-                state: State::new(limits, account.clone()),
+                state: State::new(prefix, limits, account.clone()),
                 watchers: Watchers::default(),
                 relist: false,
                 closed: false,

@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -64,18 +64,34 @@ struct Cached {
     value: bytes::Bytes,
     create_revision: Revision,
     mod_revision: Revision,
-    /// What readers made of this state, shared by every read of it.
-    memo: ValueMemo,
+    /// What readers made of this state, shared by every read of it. Made by the first
+    /// read: most of a large cache's objects are never read one by one, and an empty
+    /// memo costs 80 bytes an object.
+    memo: OnceLock<ValueMemo>,
 }
 
 impl Cached {
-    fn with_key(&self, key: &str) -> KeyValue {
+    fn new(value: bytes::Bytes, create_revision: Revision, mod_revision: Revision) -> Self {
+        Self {
+            value,
+            create_revision,
+            mod_revision,
+            memo: OnceLock::new(),
+        }
+    }
+
+    /// The key's state as a read returns it, with its full key (`prefix` and the
+    /// map's key under it).
+    fn with_key(&self, prefix: &str, key: &str) -> KeyValue {
+        let mut full = String::with_capacity(prefix.len() + key.len());
+        full.push_str(prefix);
+        full.push_str(key);
         KeyValue {
-            key: key.to_string(),
+            key: full,
             value: self.value.clone(),
             create_revision: self.create_revision,
             mod_revision: self.mod_revision,
-            memo: self.memo.clone(),
+            memo: self.memo.get_or_init(ValueMemo::new).clone(),
         }
     }
 }
@@ -86,9 +102,12 @@ pub(super) struct State {
     /// Whether a list has filled the state at least once (before that, nothing can be
     /// served from memory).
     initialised: bool,
-    /// Key → current state, for every key under the cached prefix (the key is kept
-    /// once, as the map's).
-    items: BTreeMap<String, Cached>,
+    /// The cached prefix: every key of `items` is under it.
+    prefix: String,
+    /// Key → current state, for every key under the cached prefix. Keys are kept once,
+    /// as the map's, without the prefix (`namespace/name`, not the 40-odd bytes of
+    /// `/registry/<group>/<resource>/` again in each).
+    items: BTreeMap<Box<str>, Cached>,
     /// The latest events under the cached prefix, in revision order.
     window: VecDeque<Windowed>,
     limits: Limits,
@@ -106,12 +125,13 @@ pub(super) struct State {
 }
 
 impl State {
-    /// An empty, uninitialised state whose window is bounded by `limits` and by the
-    /// budgets of `account`.
-    pub fn new(limits: Limits, account: Arc<Account>) -> Self {
+    /// An empty, uninitialised state of the keys under `prefix`, whose window is
+    /// bounded by `limits` and by the budgets of `account`.
+    pub fn new(prefix: &str, limits: Limits, account: Arc<Account>) -> Self {
         let meter: Arc<dyn Meter> = account.clone();
         Self {
             initialised: false,
+            prefix: prefix.to_string(),
             items: BTreeMap::new(),
             window: VecDeque::new(),
             limits: Limits {
@@ -211,14 +231,10 @@ impl State {
     pub fn reset(&mut self, items: Vec<KeyValue>, revision: Revision) {
         self.items = items
             .into_iter()
-            .map(|kv| {
-                let cached = Cached {
-                    value: kv.value,
-                    create_revision: kv.create_revision,
-                    mod_revision: kv.mod_revision,
-                    memo: ValueMemo::new(),
-                };
-                (kv.key, cached)
+            .filter_map(|kv| {
+                let key = kv.key.strip_prefix(self.prefix.as_str())?.into();
+                let cached = Cached::new(kv.value, kv.create_revision, kv.mod_revision);
+                Some((key, cached))
             })
             .collect();
         self.revision = revision;
@@ -234,26 +250,33 @@ impl State {
         if event.revision <= self.revision {
             return false;
         }
+        // The inner watch is of the prefix: a key outside it is not the cache's.
+        let key = event
+            .key
+            .strip_prefix(self.prefix.as_str())
+            .unwrap_or_default();
         match event.kind {
             EventKind::Deleted => {
-                self.items.remove(&event.key);
+                self.items.remove(key);
             }
             EventKind::Created | EventKind::Modified => {
                 // Events carry no create_revision: a key keeps the one it had, and a key
-                // the map does not know was created by this event.
-                let create_revision = match (event.kind, self.items.get(&event.key)) {
-                    (EventKind::Modified, Some(old)) => old.create_revision,
-                    _ => event.revision,
-                };
-                self.items.insert(
-                    event.key.clone(),
-                    Cached {
-                        value: event.value.clone(),
-                        create_revision,
-                        mod_revision: event.revision,
-                        memo: ValueMemo::new(),
-                    },
-                );
+                // the map does not know was created by this event. A known key is
+                // changed in place, so its key is not copied again.
+                match self.items.get_mut(key) {
+                    Some(cached) => {
+                        let create_revision = match event.kind {
+                            EventKind::Modified => cached.create_revision,
+                            _ => event.revision,
+                        };
+                        *cached = Cached::new(event.value.clone(), create_revision, event.revision);
+                    }
+                    None => {
+                        let cached =
+                            Cached::new(event.value.clone(), event.revision, event.revision);
+                        self.items.insert(key.into(), cached);
+                    }
+                }
             }
         }
         let bytes = event_bytes(event);
@@ -291,15 +314,33 @@ impl State {
 
     /// The current state of `key`.
     pub fn get(&self, key: &str) -> Option<KeyValue> {
-        self.items.get(key).map(|cached| cached.with_key(key))
+        let relative = key.strip_prefix(self.prefix.as_str())?;
+        let cached = self.items.get(relative)?;
+        Some(cached.with_key(&self.prefix, relative))
     }
 
     /// A list at the state's revision, with the same prefix, `start_key`, `limit` and
     /// `remaining` rules as the backends.
     pub fn list(&self, request: &ListRequest) -> ListResponse {
-        let prefix = request.prefix.as_str();
+        // The cacher lists from here only prefixes under its own.
+        let prefix = request
+            .prefix
+            .strip_prefix(self.prefix.as_str())
+            .unwrap_or_default();
         let start = match &request.start_key {
-            Some(start) if start.as_str() > prefix => start.as_str(),
+            Some(start) if start.as_str() > request.prefix.as_str() => {
+                match start.strip_prefix(self.prefix.as_str()) {
+                    Some(relative) => relative,
+                    // Past every key under the prefix.
+                    None => {
+                        return ListResponse {
+                            items: Vec::new(),
+                            revision: self.revision,
+                            remaining: 0,
+                        };
+                    }
+                }
+            }
             _ => prefix,
         };
         // Zero means no limit, as in etcd.
@@ -313,7 +354,11 @@ impl State {
         // a doubling at a time; counting walks the tree without touching the values.
         let matching = in_range().count();
         let mut items = Vec::with_capacity(matching.min(limit));
-        items.extend(in_range().take(limit).map(|(key, kv)| kv.with_key(key)));
+        items.extend(
+            in_range()
+                .take(limit)
+                .map(|(key, kv)| kv.with_key(&self.prefix, key)),
+        );
         ListResponse {
             items,
             revision: self.revision,
@@ -372,7 +417,7 @@ mod tests {
             horizon,
             min_events,
         };
-        State::new(limits, Arc::new(Account::new(budget, total)))
+        State::new("", limits, Arc::new(Account::new(budget, total)))
     }
 
     /// Applies and trims, as the cacher does; whether it applied.
@@ -447,37 +492,58 @@ mod tests {
 
     #[test]
     fn lists_page_like_the_backends() {
-        let mut state = counted(10);
-        let kv = |key: &str| KeyValue {
-            key: key.to_string(),
-            value: Bytes::new(),
-            create_revision: 1,
-            mod_revision: 1,
-            memo: ValueMemo::default(),
-        };
-        state.reset(
-            ["/p/a", "/p/a/1", "/p/a/2", "/p/ab/1", "/p/b/1", "/q/1"]
-                .into_iter()
-                .map(kv)
-                .collect(),
-            3,
-        );
-        let keys = |r: &ListResponse| r.items.iter().map(|kv| kv.key.clone()).collect::<Vec<_>>();
-        let page = state.list(&list("/p/", None, Some(2)));
-        assert_eq!(keys(&page), ["/p/a", "/p/a/1"]);
-        assert_eq!((page.remaining, page.revision), (3, 3));
-        let next = state.list(&list("/p/", Some("/p/a/1\0"), Some(2)));
-        assert_eq!(keys(&next), ["/p/a/2", "/p/ab/1"]);
-        assert_eq!(next.remaining, 1);
-        assert_eq!(state.list(&list("/p/", None, Some(0))).items.len(), 5);
-        assert_eq!(keys(&state.list(&list("/p/a/", None, None))).len(), 2);
-        assert!(
-            state
-                .list(&list("/p/a/", Some("/p/b"), None))
-                .items
-                .is_empty()
-        );
-        assert_eq!(state.list(&list("/p/a/", Some("/a"), None)).items.len(), 2);
+        // Keys are held under the cached prefix, whatever it is.
+        for cached in ["", "/", "/p/"] {
+            let limits = Limits {
+                max_events: 10,
+                horizon: Duration::MAX,
+                min_events: 0,
+            };
+            let mut state = State::new(cached, limits, Arc::new(Account::new(usize::MAX, None)));
+            let kv = |key: &str| KeyValue {
+                key: key.to_string(),
+                value: Bytes::new(),
+                create_revision: 1,
+                mod_revision: 1,
+                memo: ValueMemo::default(),
+            };
+            state.reset(
+                ["/p/a", "/p/a/1", "/p/a/2", "/p/ab/1", "/p/b/1", "/q/1"]
+                    .into_iter()
+                    .map(kv)
+                    .collect(),
+                3,
+            );
+            let keys =
+                |r: &ListResponse| r.items.iter().map(|kv| kv.key.clone()).collect::<Vec<_>>();
+            let page = state.list(&list("/p/", None, Some(2)));
+            assert_eq!(keys(&page), ["/p/a", "/p/a/1"]);
+            assert_eq!((page.remaining, page.revision), (3, 3));
+            let next = state.list(&list("/p/", Some("/p/a/1\0"), Some(2)));
+            assert_eq!(keys(&next), ["/p/a/2", "/p/ab/1"]);
+            assert_eq!(next.remaining, 1);
+            assert_eq!(state.list(&list("/p/", None, Some(0))).items.len(), 5);
+            assert_eq!(keys(&state.list(&list("/p/a/", None, None))).len(), 2);
+            assert!(
+                state
+                    .list(&list("/p/a/", Some("/p/b"), None))
+                    .items
+                    .is_empty()
+            );
+            assert!(state.list(&list("/p/", Some("/q"), None)).items.is_empty());
+            assert_eq!(state.list(&list("/p/a/", Some("/a"), None)).items.len(), 2);
+            assert_eq!(
+                state.get("/p/ab/1").map(|kv| kv.key).as_deref(),
+                Some("/p/ab/1")
+            );
+            assert_eq!(state.get("/p/c"), None);
+            // An event under the prefix is applied with its full key.
+            assert!(apply(
+                &mut state,
+                &event(EventKind::Created, "/p/c", 4, "c")
+            ));
+            assert_eq!(keys(&state.list(&list("/p/c", None, None))), ["/p/c"]);
+        }
     }
 
     #[test]
