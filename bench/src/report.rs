@@ -324,6 +324,8 @@ pub struct MemoryRow {
     pub object_json: usize,
     /// After start, before the load.
     pub idle: Memory,
+    /// With the first half of the widgets loaded.
+    pub half: Memory,
     /// With every widget loaded (and read back once from the watch cache).
     pub loaded: Memory,
     /// How long the load took.
@@ -333,7 +335,9 @@ pub struct MemoryRow {
 }
 
 impl MemoryRow {
-    /// Resident bytes per object: the growth of the resident set over the load.
+    /// Resident bytes per object: the growth of the resident set over the whole load,
+    /// fixed costs that come with the first objects included (the embedded store's
+    /// page cache, 16 MiB when full).
     pub fn per_object(&self) -> f64 {
         self.loaded.rss.saturating_sub(self.idle.rss) as f64 / self.objects.max(1) as f64
     }
@@ -343,10 +347,22 @@ impl MemoryRow {
         self.per_object() / self.object_json.max(1) as f64
     }
 
+    /// Resident bytes one more cached object costs: the growth over the second half
+    /// of the load, when the fixed costs are paid.
+    pub fn per_cached_object(&self) -> f64 {
+        let second_half = self.objects - self.objects / 2;
+        self.loaded.rss.saturating_sub(self.half.rss) as f64 / second_half.max(1) as f64
+    }
+
+    /// [`MemoryRow::per_cached_object`] over the object's JSON size.
+    pub fn per_cached_object_ratio(&self) -> f64 {
+        self.per_cached_object() / self.object_json.max(1) as f64
+    }
+
     /// One line for the progress log.
     pub fn progress_line(&self) -> String {
         let mut line = format!(
-            "kapi ({}) memory: idle RSS {}, with {} objects {} (peak {}), {:.0} B/object = {:.2}× the {} B JSON; loaded in {:.1} s",
+            "kapi ({}) memory: idle RSS {}, with {} objects {} (peak {}), {:.0} B/object = {:.2}× the {} B JSON ({:.0} B = {:.2}× over the second half); loaded in {:.1} s",
             self.backend,
             mib(self.idle.rss),
             self.objects,
@@ -355,6 +371,8 @@ impl MemoryRow {
             self.per_object(),
             self.per_object_ratio(),
             self.object_json,
+            self.per_cached_object(),
+            self.per_cached_object_ratio(),
             self.load_time.as_secs_f64(),
         );
         if let Some(r) = &self.restart {
@@ -545,8 +563,8 @@ fn fan_out_table<'a>(
 /// The Markdown table of memory and restarts.
 pub fn memory_markdown(memory: &[MemoryRow]) -> String {
     let mut out = String::new();
-    out.push_str("| kapi on | objects | object JSON | idle RSS | RSS loaded | peak RSS | per object | per object / JSON | load | restart: stop | restart: ready | restart: first rv=0 list |\n");
-    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    out.push_str("| kapi on | objects | object JSON | idle RSS | RSS half loaded | RSS loaded | peak RSS | per object, whole load | / JSON | per object, second half | / JSON | load | restart: stop | restart: ready | restart: first rv=0 list |\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for row in memory {
         let restart = |f: fn(&Restart) -> Duration| {
             row.restart
@@ -555,15 +573,18 @@ pub fn memory_markdown(memory: &[MemoryRow]) -> String {
         };
         let _ = writeln!(
             out,
-            "| {} | {} | {} B | {} | {} | {} | {:.0} B | {:.2}× | {:.1} s ({:.0}/s) | {} | {} | {} |",
+            "| {} | {} | {} B | {} | {} | {} | {} | {:.0} B | {:.2}× | {:.0} B | {:.2}× | {:.1} s ({:.0}/s) | {} | {} | {} |",
             row.backend,
             row.objects,
             row.object_json,
             mib(row.idle.rss),
+            mib(row.half.rss),
             mib(row.loaded.rss),
             mib(row.loaded.peak),
             row.per_object(),
             row.per_object_ratio(),
+            row.per_cached_object(),
+            row.per_cached_object_ratio(),
             row.load_time.as_secs_f64(),
             row.objects as f64 / row.load_time.as_secs_f64().max(1e-9),
             restart(|r| r.stop),

@@ -11,6 +11,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 use std::net::SocketAddr;
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -123,7 +124,7 @@ impl KapiHttp {
             if self.listed.lock().expect("not poisoned").contains(&objects) {
                 continue;
             }
-            load_widgets(self.addr, &list_namespace(objects), objects, loader).await?;
+            load_widgets(self.addr, &list_namespace(objects), 0..objects, loader).await?;
             self.listed.lock().expect("not poisoned").insert(objects);
         }
         Ok(())
@@ -187,21 +188,22 @@ impl KapiHttp {
     }
 }
 
-/// Creates `namespace` (unless it exists) and `count` widgets `w-0`, `w-1`, … in it
-/// with `loader`; how long the creates took.
+/// Creates `namespace` (unless it exists) and the widgets `w-N` for each N of
+/// `names` in it with `loader`; how long the creates took.
 pub async fn load_widgets(
     addr: SocketAddr,
     namespace: &str,
-    count: usize,
+    names: Range<usize>,
     loader: Loader,
 ) -> Result<Duration, String> {
+    let first = names.start;
     load_with(
         addr,
         namespace,
-        count,
+        names.len(),
         loader,
-        |client, namespace, i| async move {
-            create(&client, &namespace, &format!("w-{i}"))
+        move |client, namespace, i| async move {
+            create(&client, &namespace, &format!("w-{}", first + i))
                 .await
                 .map(drop)
         },
