@@ -89,10 +89,11 @@ pub struct EmbeddedConfig {
     /// Background compaction; `None` keeps all history until [`Storage::compact`] is
     /// called. Default: [`CompactionPolicy::default`].
     pub compaction: Option<CompactionPolicy>,
-    /// Bytes of redb's own page cache. Default: 16 MiB — reads the API can answer from
+    /// Bytes of redb's own page cache. Default: 8 MiB — reads the API can answer from
     /// memory come from the watch cache, so redb's default (1 GiB) only held a second
-    /// copy of every object (issue #6's memory measurement), and 64 MiB still cost 625 B
-    /// an object at 100,000 objects with writes no faster (issue #25, BENCHMARKS.md).
+    /// copy of every object (issue #6's memory measurement); 64 MiB still cost 625 B an
+    /// object at 100,000 objects and 16 MiB 168 B, with writes no faster (issue #25,
+    /// BENCHMARKS.md). What writers read from it is the path through the tree.
     pub cache_size: usize,
 }
 
@@ -103,7 +104,7 @@ impl Default for EmbeddedConfig {
             watch_buffer: 4096,
             max_batch: 512,
             compaction: Some(CompactionPolicy::default()),
-            cache_size: 16 * 1024 * 1024,
+            cache_size: 8 * 1024 * 1024,
         }
     }
 }
