@@ -227,7 +227,7 @@ pub async fn charge(
             dry_run: request.dry_run,
             ..WriteOptions::by(crate::APISERVER_MANAGER)
         };
-        quotas
+        let charged = quotas
             .update_with(Some(namespace), &quota_name, Subresource::Status, &opts, |current| {
                 let mut next = current.clone();
                 for (name, hard) in &limited {
@@ -249,7 +249,13 @@ pub async fn charge(
                 }
                 Ok(next)
             })
-            .await?;
+            .await;
+        match charged {
+            // Deleted since the watch cache listed it: it limits nothing any more.
+            Err(e) if e.code == http::StatusCode::NOT_FOUND => {}
+            Err(e) => return Err(e),
+            Ok(_) => {}
+        }
     }
     Ok(())
 }
