@@ -499,13 +499,16 @@ impl<R: Resource> ObjectStrategy for TypedStrategy<R> {
     fn validate_update(&self, new: &Value, old: &Value) -> ErrorList {
         let mut errs = R::schema().validate_update(new, old, &FieldPath::root());
         errs.extend(check_immutable(self.hooks.immutable_fields(), new, old));
-        if errs.is_empty() && !Self::TYPED_HOOKS {
-            errs.extend(Self::typed(new).err());
-        } else if errs.is_empty() {
+        if !errs.is_empty() {
+            return errs;
+        }
+        if Self::TYPED_HOOKS {
             match (Self::typed(new), Self::typed(old)) {
                 (Ok(n), Ok(o)) => errs.extend(self.hooks.validate_update(&n, &o)),
                 (Err(e), _) | (_, Err(e)) => errs.push(e),
             }
+        } else {
+            errs.extend(Self::typed(new).err());
         }
         errs
     }
