@@ -7,6 +7,8 @@
 //! `{"apiVersion":"…","kind":"…","metadata":{`. Anything else is parsed and
 //! serialized the slow way, with the same result.
 
+use std::sync::LazyLock;
+
 use bytes::{BufMut, Bytes, BytesMut};
 use kapi_core::ResourceInfo;
 use kapi_storage::{KeyValue, ValueMemo};
@@ -205,11 +207,16 @@ fn splice_point<'a>(stored: &'a [u8], kind: &str) -> Option<&'a [u8]> {
     let rest = rest.strip_prefix(kind.as_bytes())?;
     let rest = rest.strip_prefix(b"\",\"metadata\":{")?;
     // A stored resourceVersion (written by something else) would end up twice.
-    if memchr::memmem::find(rest, b"\"resourceVersion\"").is_some() {
+    if RESOURCE_VERSION.find(rest).is_some() {
         return None;
     }
     Some(rest)
 }
+
+/// The searcher for a stored `"resourceVersion"`, built once: building one per object
+/// of a list cost as much as a third of the search itself.
+static RESOURCE_VERSION: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new(b"\"resourceVersion\""));
 
 #[cfg(test)]
 mod tests {
