@@ -145,10 +145,12 @@ pub fn section(run: &Run<'_>) -> String {
     if !results.memory.is_empty() {
         out.push_str("### Memory and restart\n\n");
         out.push_str(
-            "A fresh kapi per backend: RSS idle after start, then with the objects loaded \
-             (~1 KiB widgets, concurrent creates over HTTP/2) and read back from the watch \
-             cache; per object = (loaded − idle) / objects; peak is `VmHWM`. On the \
-             embedded store the growth also holds redb's own cache of the same objects; \
+            "A fresh kapi per backend: RSS idle after start, then with half the objects \
+             loaded and with all of them (~1 KiB widgets, concurrent creates over HTTP/2), \
+             each time once the watch cache holds them; per object over the whole load = \
+             (loaded − idle) / objects (the goal's figure, fixed costs included), over the \
+             second half = (loaded − half loaded) / (objects / 2); peak is `VmHWM`. On the \
+             embedded store the growth also holds redb's own page cache (8 MiB when full); \
              on etcd, kapi holds only its watch cache (the etcd kapi uses a key prefix of \
              its own, so nothing else the run wrote is cached). Restart (embedded): \
              SIGTERM, then a new kapi on the same data directory, timed from its \
