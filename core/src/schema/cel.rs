@@ -7,6 +7,7 @@
 //! (`isSorted`, `sum`, `min`, `max`, list `indexOf`/`lastIndexOf`, `find`, `findAll`,
 //! `isURL`).
 
+use std::collections::BTreeSet;
 use std::sync::{Arc, LazyLock};
 
 use cel::common::types::{CelOptional, DYN_TYPE, LIST_TYPE, STRING_TYPE};
@@ -16,6 +17,7 @@ use serde_json::Value as Json;
 
 use super::Schema;
 
+use super::cel_values::schema_to_cel_selected;
 pub use super::cel_values::{json_to_cel, schema_to_cel};
 
 pub use super::cel_static::{Estimate, Ty};
@@ -109,6 +111,27 @@ struct Programs {
     rule: Program,
     message: Option<Program>,
     uses_old_self: bool,
+    /// The fields of `self` the rule and its message read, when they read it only by
+    /// selecting fields: the rest of the object is not converted for them.
+    self_fields: Option<BTreeSet<String>>,
+    /// The same of `oldSelf`.
+    old_self_fields: Option<BTreeSet<String>>,
+}
+
+/// The fields of `name` that every program reads, when each reads it only by selecting
+/// fields ([`super::cel_tree::selected_fields`]).
+fn fields_read<'p>(
+    programs: impl IntoIterator<Item = &'p Program>,
+    name: &str,
+) -> Option<BTreeSet<String>> {
+    let mut all = BTreeSet::new();
+    for program in programs {
+        all.extend(super::cel_tree::selected_fields(
+            program.expression(),
+            name,
+        )?);
+    }
+    Some(all)
 }
 
 /// Why a rule failed to evaluate, already worded for the field error.
@@ -135,11 +158,16 @@ impl CompiledRule {
             Some(src) => Some(compile_one(src, &[]).map_err(|e| ("messageExpression", e))?),
             None => None,
         };
+        let programs = || std::iter::once(&program).chain(message.as_ref());
+        let self_fields = fields_read(programs(), "self");
+        let old_self_fields = fields_read(programs(), "oldSelf");
         Ok(Self {
             inner: Some(Arc::new(Programs {
                 rule: program,
                 message,
                 uses_old_self,
+                self_fields,
+                old_self_fields,
             })),
         })
     }
@@ -180,7 +208,7 @@ impl CompiledRule {
         let Some(p) = &self.inner else {
             return Ok(true);
         };
-        let ctx = context(node, this, old_self, optional_old_self);
+        let ctx = context(p, node, this, old_self, optional_old_self);
         match p.rule.execute(&ctx) {
             Ok(Value::Bool(b)) => Ok(b),
             Ok(other) => Err(EvalError::Other(format!(
@@ -200,8 +228,9 @@ impl CompiledRule {
         old_self: Option<&Json>,
         optional_old_self: bool,
     ) -> Option<Result<String, String>> {
-        let msg = self.inner.as_ref()?.message.as_ref()?;
-        let ctx = context(node, this, old_self, optional_old_self);
+        let p = self.inner.as_ref()?;
+        let msg = p.message.as_ref()?;
+        let ctx = context(p, node, this, old_self, optional_old_self);
         // Wording from apiextensions-apiserver pkg/apiserver/schema/cel/validation.go
         // (evalMessageExpression).
         Some(match msg.execute(&ctx) {
@@ -369,16 +398,22 @@ fn is_operator(name: &str) -> bool {
 }
 
 fn context<'v>(
+    p: &Programs,
     node: &Schema,
     this: &Json,
     old_self: Option<&Json>,
     optional_old_self: bool,
 ) -> Context<'static, 'v> {
+    let convert = |v: &Json, fields: Option<&BTreeSet<String>>| match fields {
+        Some(fields) => schema_to_cel_selected(v, node, fields),
+        None => schema_to_cel(v, node),
+    };
+    let old_fields = p.old_self_fields.as_ref();
     let mut ctx = Context::with_env(Arc::clone(&ENV));
-    ctx.add_variable_from_value("self", schema_to_cel(this, node));
+    ctx.add_variable_from_value("self", convert(this, p.self_fields.as_ref()));
     if optional_old_self {
         let opt = match old_self {
-            Some(old) => match Box::<dyn Val>::try_from(schema_to_cel(old, node)) {
+            Some(old) => match Box::<dyn Val>::try_from(convert(old, old_fields)) {
                 Ok(b) => CelOptional::of(b),
                 Err(_) => CelOptional::none(),
             },
@@ -386,7 +421,7 @@ fn context<'v>(
         };
         ctx.add_variable_as_val("oldSelf", Box::new(opt));
     } else if let Some(old) = old_self {
-        ctx.add_variable_from_value("oldSelf", schema_to_cel(old, node));
+        ctx.add_variable_from_value("oldSelf", convert(old, old_fields));
     }
     ctx
 }
@@ -656,77 +691,4 @@ fn is_url<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Execution
 }
 
 #[cfg(test)]
-mod tests {
-    #[test]
-    fn expressions_over_named_variables() {
-        let obj = serde_json::json!({"metadata": {"name": "a", "labels": {"x": "1"}}});
-        let e = Expression::compile(
-            "object.metadata.name == 'a' && request.operation == 'CREATE'",
-            &["object", "request"],
-        )
-        .unwrap();
-        let create = serde_json::json!({"operation": "CREATE"});
-        let update = serde_json::json!({"operation": "UPDATE"});
-        assert_eq!(
-            e.eval_bool(&[("object", &obj), ("request", &create)]),
-            Ok(true)
-        );
-        assert_eq!(
-            e.eval_bool(&[("object", &obj), ("request", &update)]),
-            Ok(false)
-        );
-        assert!(
-            Expression::compile("authorizer.allowed()", &["object"])
-                .unwrap_err()
-                .contains("undeclared reference")
-        );
-        let not_bool = Expression::compile("object.metadata.name", &["object"]).unwrap();
-        assert!(not_bool.eval_bool(&[("object", &obj)]).is_err());
-        let missing = Expression::compile("object.spec.x == 1", &["object"]).unwrap();
-        assert!(missing.eval_bool(&[("object", &obj)]).is_err());
-    }
-
-    use super::*;
-    use serde_json::json;
-
-    fn check<T: Send + Sync + Clone + std::fmt::Debug>() {}
-
-    #[test]
-    fn compiled_rule_is_send_sync() {
-        check::<CompiledRule>();
-    }
-
-    #[test]
-    fn evaluates_kubernetes_functions() {
-        let cases = [
-            ("self.x.isSorted()", json!({"x": [1, 2, 3]}), true),
-            ("self.x.sum() == 6", json!({"x": [1, 2, 3]}), true),
-            (
-                "self.x.min() == 1 && self.x.max() == 3",
-                json!({"x": [3, 1, 2]}),
-                true,
-            ),
-            ("self.x.indexOf(2) == 1", json!({"x": [1, 2, 3]}), true),
-            (
-                "self.s.find('[0-9]+') == '12'",
-                json!({"s": "ab12cd"}),
-                true,
-            ),
-            (
-                "self.s.split('/')[0].lowerAscii() == 'a'",
-                json!({"s": "A/b"}),
-                true,
-            ),
-            ("self.all(k, k.matches('^[a-z]+$'))", json!({"ab": 1}), true),
-            ("isURL(self.u)", json!({"u": "https://example.com/x"}), true),
-        ];
-        for (rule, obj, want) in cases {
-            let r = CompiledRule::compile(rule, None).unwrap();
-            assert_eq!(
-                r.eval(&Schema::default(), &obj, None, false),
-                Ok(want),
-                "{rule}"
-            );
-        }
-    }
-}
+mod tests;

@@ -1,7 +1,7 @@
 //! JSON as CEL sees it: integers as `int`, objects as maps keyed by string, and, where
 //! a schema describes the value, fields spelled as kube escapes them for CEL.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use cel::Value;
@@ -21,35 +21,57 @@ pub fn schema_to_cel(v: &Json, node: &Schema) -> Value {
             )),
             None => json_to_cel(v),
         },
-        Json::Object(map) => {
-            if let Some(AdditionalProperties::Schema(values)) = &node.additional_properties {
-                let m: HashMap<Key, Value> = map
-                    .iter()
-                    .map(|(k, v)| (Key::String(Arc::new(k.clone())), schema_to_cel(v, values)))
-                    .collect();
-                return Value::Map(m.into());
-            }
-            let mut m: HashMap<Key, Value> = HashMap::with_capacity(map.len());
-            for (k, v) in map {
-                let value = match node.properties.get(k) {
-                    Some(prop) => schema_to_cel(v, prop),
-                    None => json_to_cel(v),
-                };
-                let key = if node.properties.contains_key(k) {
-                    match super::cel_static::escape(k) {
-                        Some(escaped) => escaped,
-                        // kube leaves a field it cannot spell out of CEL's view.
-                        None => continue,
-                    }
-                } else {
-                    k.clone()
-                };
-                m.insert(Key::String(Arc::new(key)), value);
-            }
-            Value::Map(m.into())
-        }
+        Json::Object(map) => object_to_cel(map, node, |_| true),
         _ => json_to_cel(v),
     }
+}
+
+/// [`schema_to_cel`] of an object with only the `fields` (as CEL spells them) that an
+/// expression selects from it: what it never reads need not be converted. Anything
+/// but an object is converted whole.
+pub fn schema_to_cel_selected(v: &Json, node: &Schema, fields: &BTreeSet<String>) -> Value {
+    match v {
+        Json::Object(map) => object_to_cel(map, node, |key| fields.contains(key)),
+        _ => schema_to_cel(v, node),
+    }
+}
+
+/// An object's entries whose CEL spelling `keep` accepts, as [`schema_to_cel`]
+/// converts them.
+fn object_to_cel(
+    map: &serde_json::Map<String, Json>,
+    node: &Schema,
+    keep: impl Fn(&str) -> bool,
+) -> Value {
+    if let Some(AdditionalProperties::Schema(values)) = &node.additional_properties {
+        let m: HashMap<Key, Value> = map
+            .iter()
+            .filter(|(k, _)| keep(k))
+            .map(|(k, v)| (Key::String(Arc::new(k.clone())), schema_to_cel(v, values)))
+            .collect();
+        return Value::Map(m.into());
+    }
+    let mut m: HashMap<Key, Value> = HashMap::with_capacity(map.len());
+    for (k, v) in map {
+        let key = if node.properties.contains_key(k) {
+            match super::cel_static::escape(k) {
+                Some(escaped) => escaped,
+                // kube leaves a field it cannot spell out of CEL's view.
+                None => continue,
+            }
+        } else {
+            k.clone()
+        };
+        if !keep(&key) {
+            continue;
+        }
+        let value = match node.properties.get(k) {
+            Some(prop) => schema_to_cel(v, prop),
+            None => json_to_cel(v),
+        };
+        m.insert(Key::String(Arc::new(key)), value);
+    }
+    Value::Map(m.into())
 }
 
 /// Converts JSON to a CEL value: integers as `int`, objects as maps keyed by string.
