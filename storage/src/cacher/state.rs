@@ -251,15 +251,12 @@ impl State {
             return false;
         }
         // The inner watch is of the prefix: a key outside it is not the cache's.
-        let key = event
-            .key
-            .strip_prefix(self.prefix.as_str())
-            .unwrap_or_default();
-        match event.kind {
-            EventKind::Deleted => {
+        match (event.kind, event.key.strip_prefix(self.prefix.as_str())) {
+            (_, None) => {}
+            (EventKind::Deleted, Some(key)) => {
                 self.items.remove(key);
             }
-            EventKind::Created | EventKind::Modified => {
+            (EventKind::Created | EventKind::Modified, Some(key)) => {
                 // Events carry no create_revision: a key keeps the one it had, and a key
                 // the map does not know was created by this event. A known key is
                 // changed in place, so its key is not copied again.
@@ -322,23 +319,21 @@ impl State {
     /// A list at the state's revision, with the same prefix, `start_key`, `limit` and
     /// `remaining` rules as the backends.
     pub fn list(&self, request: &ListRequest) -> ListResponse {
+        let nothing = || ListResponse {
+            items: Vec::new(),
+            revision: self.revision,
+            remaining: 0,
+        };
         // The cacher lists from here only prefixes under its own.
-        let prefix = request
-            .prefix
-            .strip_prefix(self.prefix.as_str())
-            .unwrap_or_default();
+        let Some(prefix) = request.prefix.strip_prefix(self.prefix.as_str()) else {
+            return nothing();
+        };
         let start = match &request.start_key {
             Some(start) if start.as_str() > request.prefix.as_str() => {
                 match start.strip_prefix(self.prefix.as_str()) {
                     Some(relative) => relative,
                     // Past every key under the prefix.
-                    None => {
-                        return ListResponse {
-                            items: Vec::new(),
-                            revision: self.revision,
-                            remaining: 0,
-                        };
-                    }
+                    None => return nothing(),
                 }
             }
             _ => prefix,
@@ -543,6 +538,16 @@ mod tests {
                 &event(EventKind::Created, "/p/c", 4, "c")
             ));
             assert_eq!(keys(&state.list(&list("/p/c", None, None))), ["/p/c"]);
+            // Outside the prefix (never asked of a cacher): nothing, and nothing kept.
+            if cached == "/p/" {
+                assert!(state.list(&list("/q/", None, None)).items.is_empty());
+                assert!(apply(
+                    &mut state,
+                    &event(EventKind::Created, "/q/2", 5, "q")
+                ));
+                assert_eq!(state.get("/q/2"), None);
+                assert_eq!(state.list(&list("/p/", None, None)).items.len(), 6);
+            }
         }
     }
 
