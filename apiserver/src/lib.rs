@@ -39,6 +39,7 @@ pub mod documents;
 pub mod duration;
 pub mod encryption;
 pub mod endpoints;
+pub mod expiring;
 pub mod flowcontrol;
 pub mod go_json;
 pub mod limits;

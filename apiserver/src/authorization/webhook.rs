@@ -6,14 +6,13 @@
 //! (30 seconds), as kube caches them; a failed call is not cached, and leaves the
 //! decision to the next mode with the error kept (a 500 when no mode allows).
 
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kapi_auth::authz::{Attributes, Decision};
 use serde_json::{Value, json};
 
+use crate::expiring::ExpiringMap;
 use crate::webhook::Endpoint;
 
 /// How the webhook is reached and its answers kept (kube-apiserver's
@@ -56,7 +55,7 @@ pub struct WebhookAuthorizer {
     version: &'static str,
     authorized_ttl: Duration,
     unauthorized_ttl: Duration,
-    cache: Mutex<HashMap<String, (Decision, Instant)>>,
+    cache: ExpiringMap<Decision>,
 }
 
 impl std::fmt::Debug for WebhookAuthorizer {
@@ -85,18 +84,13 @@ impl WebhookAuthorizer {
             version,
             authorized_ttl: config.authorized_ttl,
             unauthorized_ttl: config.unauthorized_ttl,
-            cache: Mutex::new(HashMap::new()),
+            cache: ExpiringMap::new(CACHE_ENTRIES),
         })
     }
 
     /// The remembered decision on `attrs`, if one is still fresh.
     pub fn cached(&self, attrs: &Attributes) -> Option<Decision> {
-        let key = self.spec(attrs).to_string();
-        let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        cache
-            .get(&key)
-            .filter(|(_, until)| *until > Instant::now())
-            .map(|(decision, _)| decision.clone())
+        self.cache.get(&self.spec(attrs).to_string())
     }
 
     /// Asks the webhook (or remembers its answer): its decision, or why it could not
@@ -104,7 +98,7 @@ impl WebhookAuthorizer {
     pub async fn authorize(&self, attrs: &Attributes) -> Result<Decision, String> {
         let spec = self.spec(attrs);
         let key = spec.to_string();
-        if let Some(decision) = self.cached(attrs) {
+        if let Some(decision) = self.cache.get(&key) {
             return Ok(decision);
         }
         let review = json!({
@@ -124,15 +118,7 @@ impl WebhookAuthorizer {
         } else {
             self.unauthorized_ttl
         };
-        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        if cache.len() >= CACHE_ENTRIES {
-            let now = Instant::now();
-            cache.retain(|_, (_, until)| *until > now);
-            if cache.len() >= CACHE_ENTRIES {
-                cache.clear();
-            }
-        }
-        cache.insert(key, (decision.clone(), Instant::now() + ttl));
+        self.cache.insert(key, decision.clone(), ttl);
         Ok(decision)
     }
 

@@ -13,14 +13,13 @@
 //! Compute resources (`requests.cpu`, `limits.memory`, ...), scopes and scope
 //! selectors are not evaluated.
 
-use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kapi_core::ResourceInfo;
 use kapi_storage::ReadAt;
 use serde_json::{Value, json};
 
+use kapi_apiserver::expiring::ExpiringMap;
 use kapi_apiserver::registry::list::ListItem;
 use kapi_apiserver::registry::{
     AdmissionRequest, ListOptions, Registry, Store, Subresource, WriteOptions,
@@ -40,27 +39,22 @@ const LIVE_LOOKUPS: usize = 1024;
 /// once in [`LIVE_LOOKUP_TTL`], so that a create does not cost a quorum read of etcd
 /// (a second etcd request per create, besides its write) in the usual namespace with
 /// no quota.
-#[derive(Debug, Default)]
-pub struct LiveLookups(Mutex<HashMap<String, Instant>>);
+#[derive(Debug)]
+pub struct LiveLookups(ExpiringMap<()>);
+
+impl Default for LiveLookups {
+    fn default() -> Self {
+        Self(ExpiringMap::new(LIVE_LOOKUPS))
+    }
+}
 
 impl LiveLookups {
     fn trusted(&self, namespace: &str) -> bool {
-        let lookups = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        lookups
-            .get(namespace)
-            .is_some_and(|until| *until > Instant::now())
+        self.0.get(namespace).is_some()
     }
 
     fn found_none(&self, namespace: &str) {
-        let mut lookups = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let now = Instant::now();
-        if lookups.len() >= LIVE_LOOKUPS {
-            lookups.retain(|_, until| *until > now);
-            if lookups.len() >= LIVE_LOOKUPS {
-                lookups.clear();
-            }
-        }
-        lookups.insert(namespace.to_string(), now + LIVE_LOOKUP_TTL);
+        self.0.insert(namespace.to_string(), (), LIVE_LOOKUP_TTL);
     }
 }
 
@@ -304,11 +298,10 @@ mod tests {
         for i in 0..LIVE_LOOKUPS + 10 {
             lookups.found_none(&format!("ns-{i}"));
         }
-        let held = lookups.0.lock().unwrap().len();
+        let held = lookups.0.len();
         assert!(held <= LIVE_LOOKUPS, "{held}");
         assert!(lookups.trusted(&format!("ns-{}", LIVE_LOOKUPS + 9)));
-        let expired = Instant::now() - Duration::from_secs(1);
-        lookups.0.lock().unwrap().insert("old".to_string(), expired);
+        lookups.0.insert("old".to_string(), (), Duration::ZERO);
         assert!(!lookups.trusted("old"));
     }
 
