@@ -198,7 +198,7 @@ pub fn validate<'s>(
     ty: impl Into<ObjectType<'s>>,
     duplicates: Duplicates,
 ) -> Result<(), Error> {
-    to_set::field_set(value, ty.into().ty(), to_set::Mode::Strict(duplicates)).map(drop)
+    to_set::check(value, ty.into().ty(), duplicates)
 }
 
 /// What changed from `old` to `new` (SMD's `Compare`). Both are expected valid (see

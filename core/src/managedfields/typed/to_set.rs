@@ -23,14 +23,20 @@ pub(crate) enum Mode {
 }
 
 pub(crate) fn field_set(value: &Value, ty: Ty<'_>, mode: Mode) -> Result<FieldSet, Error> {
-    let mut w = Walker {
-        path: Vec::new(),
-        set: FieldSet::new(),
-        mode,
-        in_atomic: 0,
-    };
+    let mut w = Walker::new(mode, false);
     w.walk(value, ty)?;
     Ok(w.set)
+}
+
+/// Checks `value` as [`Mode::Strict`] does without building its set or its paths (every
+/// write checks its objects, and most are fine); a failure is walked again with paths
+/// for the error to say where.
+pub(crate) fn check(value: &Value, ty: Ty<'_>, duplicates: Duplicates) -> Result<(), Error> {
+    let mode = Mode::Strict(duplicates);
+    if Walker::new(mode, true).walk(value, ty).is_ok() {
+        return Ok(());
+    }
+    field_set(value, ty, mode).map(drop)
 }
 
 struct Walker {
@@ -40,15 +46,40 @@ struct Walker {
     /// How many atomic lists or maps the walk is inside: their insides are checked
     /// but not recorded.
     in_atomic: usize,
+    /// Only checking: nothing is recorded and no path kept.
+    quiet: bool,
 }
 
 impl Walker {
+    fn new(mode: Mode, quiet: bool) -> Self {
+        Walker {
+            path: Vec::new(),
+            set: FieldSet::new(),
+            mode,
+            in_atomic: 0,
+            quiet,
+        }
+    }
+
+    /// Steps into `element` (made only when the path is kept).
+    fn enter(&mut self, element: impl FnOnce() -> PathElement) {
+        if !self.quiet {
+            self.path.push(element());
+        }
+    }
+
+    fn leave(&mut self) {
+        if !self.quiet {
+            self.path.pop();
+        }
+    }
+
     fn strict(&self) -> bool {
         matches!(self.mode, Mode::Strict(_))
     }
 
     fn record(&mut self) {
-        if self.in_atomic == 0 {
+        if self.in_atomic == 0 && !self.quiet {
             self.set.insert(&self.path);
         }
     }
@@ -118,9 +149,9 @@ impl Walker {
         self.record();
         if self.strict() {
             for (i, item) in items.iter().enumerate() {
-                self.path.push(PathElement::Index(i));
+                self.enter(|| PathElement::Index(i));
                 let result = self.walk_unrecorded(item, l.elem);
-                self.path.pop();
+                self.leave();
                 result?;
             }
         }
@@ -156,9 +187,9 @@ impl Walker {
                     });
                 }
                 if duplicated.insert(pe.clone()) {
-                    self.path.push(pe.clone());
+                    self.enter(|| pe.clone());
                     self.record();
-                    self.path.pop();
+                    self.leave();
                 }
             }
             elements.push(Some(pe));
@@ -169,13 +200,13 @@ impl Walker {
             if repeated && !self.strict() {
                 continue;
             }
-            self.path.push(pe);
+            self.enter(|| pe);
             let result = if repeated {
                 self.walk_unrecorded(item, l.elem)
             } else {
                 self.walk(item, l.elem).map(|()| self.record())
             };
-            self.path.pop();
+            self.leave();
             result?;
         }
         Ok(())
@@ -209,9 +240,9 @@ impl Walker {
 
     fn entries(&mut self, m: MapAtom<'_>, entries: &Map<String, Value>) -> Result<(), Error> {
         for (key, val) in entries {
-            self.path.push(PathElement::Field(key.clone()));
+            self.enter(|| PathElement::Field(key.clone()));
             let result = self.entry(m, key, val);
-            self.path.pop();
+            self.leave();
             result?;
         }
         Ok(())
