@@ -237,6 +237,41 @@ fn garbage_collection(kapi: &Kapi) {
         "{orphan}"
     );
 
+    // A resource served in two versions is watched once, whichever version its
+    // objects are written in: a Widget written as v1alpha1 goes with its owner.
+    let (code, owner) = kapi.request(
+        "POST",
+        &configmaps("default"),
+        JSON,
+        Some(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm-owner"}})),
+    );
+    assert_eq!(code, 201, "{owner}");
+    let old_widgets = "/apis/example.kapi.dev/v1alpha1/namespaces/default/widgets";
+    let (code, body) = kapi.request(
+        "POST",
+        old_widgets,
+        JSON,
+        Some(
+            &json!({"apiVersion": "example.kapi.dev/v1alpha1", "kind": "Widget",
+            "metadata": {"name": "alpha-dep", "ownerReferences": [{
+                "apiVersion": "v1", "kind": "ConfigMap", "name": "cm-owner",
+                "uid": owner["metadata"]["uid"]}]},
+            "spec": {"colour": "red"}}),
+        ),
+    );
+    assert_eq!(code, 201, "{body}");
+    let (code, _) = kapi.request(
+        "DELETE",
+        &format!("{}/cm-owner", configmaps("default")),
+        JSON,
+        None,
+    );
+    assert_eq!(code, 200);
+    eventually("the v1alpha1 dependent to go", kapi, || {
+        !exists(kapi, &format!("{old_widgets}/alpha-dep"))
+    });
+    assert!(!exists(kapi, &format!("{}/alpha-dep", widgets("default"))));
+
     // A reference to an owner that never existed is dangling: the object goes.
     let ghost =
         json!({"metadata": {"name": "ghost", "uid": "00000000-0000-0000-0000-000000000000"}});

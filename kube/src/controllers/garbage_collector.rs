@@ -190,13 +190,7 @@ impl Feeds {
         tx: &mpsc::Sender<Message>,
         shutdown: &watch::Receiver<bool>,
     ) {
-        // As kube's collector, only resources it can list and watch: the others (the
-        // review APIs) hold no objects to own or be owned.
-        let current: Vec<_> = registry
-            .stores()
-            .into_iter()
-            .filter(|s| s.info().serves("list") && s.info().serves("watch"))
-            .collect();
+        let current = watched(registry.stores());
         self.active.retain(|index, (store, task)| {
             let kept = current.iter().any(|s| Arc::ptr_eq(s, store));
             if !kept {
@@ -279,6 +273,31 @@ pub async fn run(registry: Arc<Registry>, mut shutdown: watch::Receiver<bool>) {
             sweep(&feeds, &graph).await;
         }
     }
+}
+
+/// The stores the collector watches: as kube's, only resources it can list and watch
+/// (the others, the review APIs, hold no objects to own or be owned), and one version
+/// of each (kube's collector watches the preferred one): every version of a resource
+/// sees the same objects, and a feed per version would read each write once per
+/// version. The storage version is taken when it is served, else the first served.
+fn watched(stores: Vec<Arc<Store>>) -> Vec<Arc<Store>> {
+    let watchable: Vec<_> = stores
+        .into_iter()
+        .filter(|s| s.info().serves("list") && s.info().serves("watch"))
+        .collect();
+    let mut chosen: Vec<Arc<Store>> = Vec::new();
+    for store in watchable {
+        let info = store.info();
+        let same = chosen
+            .iter()
+            .position(|c| c.info().group == info.group && c.info().plural == info.plural);
+        match same {
+            None => chosen.push(store),
+            Some(i) if info.storage && !chosen[i].info().storage => chosen[i] = store,
+            Some(_) => {}
+        }
+    }
+    chosen
 }
 
 /// Feeds one resource's changes into the collector, re-watching when a watch ends.
