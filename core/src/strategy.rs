@@ -274,7 +274,8 @@ fn generic_prepare_for_status_update(schema: &Schema, new: &mut Value, old: &Val
 }
 
 fn generation(obj: &Value) -> i64 {
-    obj.pointer("/metadata/generation")
+    obj.get("metadata")
+        .and_then(|m| m.get("generation"))
         .and_then(Value::as_i64)
         .unwrap_or(0)
 }

@@ -14,12 +14,12 @@ use kapi_core::ResourceInfo;
 use kapi_storage::{KeyValue, ValueMemo};
 use serde_json::Value;
 
-use crate::registry::object::set_meta;
+use crate::registry::object::{meta, set_meta};
 use crate::status::ApiError;
 
 /// Encodes an object for storage (without its `resourceVersion`).
 pub fn encode(obj: &Value) -> Bytes {
-    let json = if obj.pointer("/metadata/resourceVersion").is_none() {
+    let json = if meta(obj, "resourceVersion").is_none() {
         serde_json::to_vec(obj)
     } else {
         let mut obj = obj.clone();

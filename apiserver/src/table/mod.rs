@@ -28,6 +28,7 @@ use kapi_core::{PrinterColumn, ResourceInfo};
 use serde_json::{Map, Value, json};
 
 use crate::negotiation::{Conversion, MetaVersion, conversion, parse_accept};
+use crate::registry::object;
 use jsonpath::ColumnPath;
 
 /// The conversion an `Accept` header asks for, or `None` for the object itself.
@@ -178,10 +179,7 @@ pub fn object_table_with(
     cell: CellFn<'_>,
 ) -> Value {
     let mut meta = Map::new();
-    if let Some(rv) = obj
-        .pointer("/metadata/resourceVersion")
-        .and_then(Value::as_str)
-    {
+    if let Some(rv) = object::meta(obj, "resourceVersion").and_then(Value::as_str) {
         if !rv.is_empty() {
             meta.insert("resourceVersion".into(), rv.into());
         }
@@ -236,12 +234,7 @@ fn table(
     let rows: Vec<Value> = items
         .iter()
         .map(|obj| {
-            let mut cells = vec![Value::String(
-                obj.pointer("/metadata/name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
-            )];
+            let mut cells = vec![Value::String(object::meta_str(obj, "name").to_string())];
             for (col, path) in &cols {
                 if let Some(v) = computed(&col.name, obj) {
                     cells.push(cells::cell(&col.type_, &v, now));

@@ -22,7 +22,7 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
-use kapi_apiserver::registry::object::{finalizers, is_being_deleted, meta_str};
+use kapi_apiserver::registry::object::{finalizers, is_being_deleted, meta, meta_str};
 use kapi_apiserver::registry::watch::{EventObject, StoredWatchEvent};
 use kapi_apiserver::registry::{
     DeleteOptions, Propagation, Registry, Store, Subresource, WatchEvent, WatchEventType,
@@ -60,8 +60,7 @@ struct Node {
 
 impl Node {
     fn from_object(store: usize, obj: &Value) -> Self {
-        let owners = obj
-            .pointer("/metadata/ownerReferences")
+        let owners = meta(obj, "ownerReferences")
             .and_then(Value::as_array)
             .map(|refs| {
                 refs.iter()
@@ -337,11 +336,7 @@ async fn feed(
                 break;
             }
             delivered = true;
-            if let Some(rv) = event
-                .object
-                .pointer("/metadata/resourceVersion")
-                .and_then(Value::as_str)
-            {
+            if let Some(rv) = meta(&event.object, "resourceVersion").and_then(Value::as_str) {
                 resume = rv.parse().ok().or(resume);
             }
             if tx.send(Message::Event(index, event)).await.is_err() {
