@@ -353,7 +353,7 @@ impl Store {
         self.strategy.schema().prune(&mut pruned);
         object::prune_metadata(&mut pruned);
         let mut unknown = Vec::new();
-        collect_removed(obj, &pruned, "", &mut unknown);
+        collect_removed(obj, &pruned, &mut Vec::new(), &mut unknown);
         let messages: Vec<String> = unknown
             .iter()
             .map(|p| format!("unknown field \"{p}\""))
@@ -475,31 +475,61 @@ impl Store {
 }
 
 /// Paths (`spec.foo`) present in `original` but pruned away in `pruned`.
-fn collect_removed(original: &Value, pruned: &Value, at: &str, out: &mut Vec<String>) {
+fn collect_removed<'v>(
+    original: &'v Value,
+    pruned: &Value,
+    at: &mut Vec<Step<'v>>,
+    out: &mut Vec<String>,
+) {
     match (original, pruned) {
         (Value::Object(o), Value::Object(p)) => {
             for (k, v) in o {
-                let path = if at.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{at}.{k}")
-                };
                 match p.get(k) {
                     // A null the schema does not allow is dropped, as a typed decode
                     // drops it; it is not an unknown field.
                     None if v.is_null() => {}
-                    None => out.push(path),
-                    Some(pv) => collect_removed(v, pv, &path, out),
+                    None => out.push(render(at, Step::Key(k))),
+                    Some(pv) => {
+                        at.push(Step::Key(k));
+                        collect_removed(v, pv, at, out);
+                        at.pop();
+                    }
                 }
             }
         }
         (Value::Array(o), Value::Array(p)) => {
             for (i, (v, pv)) in o.iter().zip(p).enumerate() {
-                collect_removed(v, pv, &format!("{at}[{i}]"), out);
+                at.push(Step::Index(i));
+                collect_removed(v, pv, at, out);
+                at.pop();
             }
         }
         _ => {}
     }
+}
+
+/// One step of a path to an unknown field; the path is written out only for the fields
+/// found, which are few or none.
+#[derive(Clone, Copy)]
+enum Step<'v> {
+    Key(&'v str),
+    Index(usize),
+}
+
+/// `a.b[0].c`: the path `at` and then `last`.
+fn render(at: &[Step<'_>], last: Step<'_>) -> String {
+    let mut path = String::new();
+    for step in at.iter().chain([&last]) {
+        match step {
+            Step::Key(k) if path.is_empty() => path.push_str(k),
+            Step::Key(k) => {
+                path.push('.');
+                path.push_str(k);
+            }
+            Step::Index(i) => path.push_str(&format!("[{i}]")),
+        }
+    }
+    path
 }
 
 /// Five characters from the alphabet kube-apiserver's `generateName` uses (no vowels, no
@@ -512,4 +542,32 @@ pub fn random_suffix() -> String {
         .take(5)
         .map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::collect_removed;
+
+    #[test]
+    fn removed_fields_are_named_by_their_paths() {
+        let sent = json!({
+            "bogus": 1,
+            "dropped": null,
+            "spec": {"kept": 1, "extra": {"a": 1}, "items": [{"x": 1}, {"x": 2, "y": 3}]},
+        });
+        let pruned = json!({"spec": {"kept": 1, "items": [{"x": 1}, {"x": 2}]}});
+        let mut found = Vec::new();
+        collect_removed(&sent, &pruned, &mut Vec::new(), &mut found);
+        assert_eq!(found, ["bogus", "spec.extra", "spec.items[1].y"]);
+        let mut found = Vec::new();
+        collect_removed(
+            &json!([{"a": 1}]),
+            &json!([{}]),
+            &mut Vec::new(),
+            &mut found,
+        );
+        assert_eq!(found, ["[0].a"]);
+    }
 }
