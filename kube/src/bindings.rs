@@ -44,10 +44,7 @@ impl CreateOnly for Bindings {
         _user: &UserInfo,
     ) -> Result<Value, ApiError> {
         let namespace = r.namespace.as_deref().unwrap_or_default();
-        let name = body
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let name = kapi_apiserver::registry::object::meta_str(&body, "name");
         if name.is_empty() {
             // kube's object-meta validation of the posted Binding.
             return Err(ApiError {

@@ -69,7 +69,7 @@ impl CreateOnly for Eviction {
     ) -> Result<Value, ApiError> {
         let name = r.name.as_deref().unwrap_or_default();
         let namespace = r.namespace.as_deref().unwrap_or_default();
-        if body.pointer("/metadata/name").and_then(Value::as_str) != Some(name) {
+        if kapi_apiserver::registry::object::meta_str(&body, "name") != name {
             return Err(ApiError::bad_request(
                 "name in URL does not match name in Eviction object",
             ));
@@ -123,8 +123,7 @@ async fn budget_of(
     let list = budgets
         .list(Some(namespace), &ListOptions::default())
         .await?;
-    let labels = pod
-        .pointer("/metadata/labels")
+    let labels = kapi_apiserver::registry::object::meta(pod, "labels")
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();

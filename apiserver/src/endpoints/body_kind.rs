@@ -112,10 +112,7 @@ pub fn check(
         if (group, version) != (&*info.group, &*info.version) {
             return Err(wrong_version());
         }
-        let name = body
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("");
+        let name = crate::registry::object::meta_str(body, "name");
         let error = FieldError::invalid(
             &FieldPath::new("kind"),
             kind,

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::patch::PatchType;
 use super::{Api, Body, json_response, read_body};
 use crate::negotiation::{Output, Wire, decode_body, is_protobuf};
-use crate::registry::{Store, Subresource};
+use crate::registry::{Store, Subresource, object};
 use crate::request::{Query, ResourcePath, Verb};
 use crate::status::ApiError;
 
@@ -172,14 +172,8 @@ where
             &opts,
             move |current| {
                 let wanted = new_scale(&scale_of(current, &scale_for_update))?;
-                let rv = wanted
-                    .pointer("/metadata/resourceVersion")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                let current_rv = current
-                    .pointer("/metadata/resourceVersion")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
+                let rv = object::meta_str(&wanted, "resourceVersion");
+                let current_rv = object::meta_str(current, "resourceVersion");
                 if !rv.is_empty() && rv != current_rv {
                     return Err(ApiError::stale(store.info(), &conflict_name));
                 }

@@ -279,7 +279,7 @@ fn list_meta(list: &Value) -> Map<String, Value> {
             }
         }
     }
-    if let Some(n) = list.pointer("/metadata/remainingItemCount") {
+    if let Some(n) = object::meta(list, "remainingItemCount") {
         if n.is_number() {
             meta.insert("remainingItemCount".into(), n.clone());
         }

@@ -4,7 +4,7 @@
 //! `namespaceSelector` applies at all. Reading a namespace's labels needs the registry
 //! and lives in the dispatcher.
 
-use kapi_apiserver::registry::AdmissionRequest;
+use kapi_apiserver::registry::{AdmissionRequest, object};
 use kapi_core::selector::LabelSelector;
 use serde_json::Value;
 
@@ -162,7 +162,7 @@ pub fn namespace_labels_from_object(t: &Target<'_>) -> bool {
 
 /// The labels of an object (`metadata.labels`), empty when it has none.
 pub fn labels(obj: &Value) -> serde_json::Map<String, Value> {
-    obj.pointer("/metadata/labels")
+    object::meta(obj, "labels")
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default()
@@ -180,7 +180,7 @@ pub fn object_selector_matches(
     }
     let matches = |o: Option<&Value>| {
         o.is_some_and(|o| {
-            let labels = o.pointer("/metadata/labels").and_then(Value::as_object);
+            let labels = object::meta(o, "labels").and_then(Value::as_object);
             match labels {
                 Some(l) => selector.matches(l),
                 None => selector.matches(&serde_json::Map::new()),

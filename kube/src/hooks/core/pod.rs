@@ -371,7 +371,7 @@ fn pod_summary(pod: &Value) -> (String, String, String) {
         }
     }
     let phase = str_at(pod, "/status/phase");
-    if pod.pointer("/metadata/deletionTimestamp").is_some() {
+    if kapi_apiserver::registry::object::meta(pod, "deletionTimestamp").is_some() {
         if status_reason == "NodeLost" {
             reason = "Unknown".into();
         } else if phase != "Succeeded" && phase != "Failed" {

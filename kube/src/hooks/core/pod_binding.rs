@@ -12,10 +12,7 @@ use crate::generated::core::v1::Pod;
 /// Applies the `Binding` in `body` to `pod`.
 pub fn bind(body: &Value, pod: &mut Pod) -> Result<(), SubresourceError> {
     let pod_name = pod.metadata.name.clone().unwrap_or_default();
-    let binding_name = body
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    let binding_name = kapi_apiserver::registry::object::meta_str(body, "name");
     if binding_name != pod_name {
         return Err(SubresourceError::BadRequest(
             "name in URL does not match name in Binding object".into(),
@@ -56,7 +53,9 @@ pub fn bind(body: &Value, pod: &mut Pod) -> Result<(), SubresourceError> {
         )));
     }
     spec.node_name = Some(node.to_string());
-    if let Some(Value::Object(annotations)) = body.pointer("/metadata/annotations") {
+    if let Some(Value::Object(annotations)) =
+        kapi_apiserver::registry::object::meta(body, "annotations")
+    {
         let pod_annotations = pod
             .metadata
             .annotations
