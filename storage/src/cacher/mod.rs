@@ -21,7 +21,9 @@
 //!   by the callers waiting for it, then a progress request to the feed's watch), where
 //!   the inner storage [answers progress requests](Storage::answers_progress_requests);
 //!   elsewhere, or when the cache does not catch up in time, it goes to the inner
-//!   storage. `Exact` always does, so pagination stays exact.
+//!   storage. `Exact` is served from memory only when nothing under the prefix changed
+//!   after that revision (the next pages of a list read while the collection is
+//!   quiet); otherwise the inner storage answers, so pagination stays exact.
 //! - **Watches** (`watchers`): served from the window when it reaches back far enough,
 //!   otherwise by the inner storage (which replays its own history or says `Expired`);
 //!   every cached watcher has a queue bounded by count and by bytes, and is cut off,
@@ -73,7 +75,7 @@ pub use self::config::{
 pub use self::stats::CacherStats;
 
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -106,6 +108,10 @@ use crate::interface::{
 /// - `get`/`list` under the prefix with [`ReadAt::NotOlderThan`], once the cache has
 ///   seen that revision (same bound; a revision the inner storage has not reached by
 ///   then is its to answer, `TooLargeRevision`);
+/// - `get`/`list` under the prefix with [`ReadAt::Exact`], when the event window
+///   reaches back to that revision and holds no event after it: the state is then
+///   the state at that revision (kube-apiserver serves such pages from its cache's
+///   snapshots);
 /// - `watch` of the prefix or any prefix under it from a revision the event window
 ///   still covers. An older revision is watched on the inner storage, which replays
 ///   its history (the embedded backend keeps it until compaction) or answers
@@ -114,8 +120,8 @@ use crate::interface::{
 ///
 /// While the cache is not ready (before its first list, or while the feed has no live
 /// inner watch) reads are passed to the inner storage. Listed revisions are the cache's
-/// revision: continuing a cached page with `Exact(revision)` reads the same snapshot
-/// from the inner storage.
+/// revision: continuing a cached page with `Exact(revision)` reads the same snapshot,
+/// from memory while nothing changed and from the inner storage after a change.
 ///
 /// [`Cacher::close`] (or dropping the `Cacher`) stops the feed, ends every watch it
 /// returned and refuses later calls with `Unavailable`; it does not close the inner
@@ -303,6 +309,21 @@ impl Cacher {
         )
     }
 
+    /// For an `Exact` read: the cache, locked, when its state is the state at that
+    /// revision ([`State::is_state_at`]).
+    fn state_at(&self, read_at: ReadAt) -> Option<(RwLockReadGuard<'_, Core>, Revision)> {
+        let ReadAt::Exact(revision) = read_at else {
+            return None;
+        };
+        let core = self.shared.read();
+        if !self.shared.freshness.borrow().ready || !core.state.is_state_at(revision) {
+            return None;
+        }
+        bump(&self.shared.stats.reads_from_cache, 1);
+        bump(&self.shared.stats.exact_reads_from_cache, 1);
+        Some((core, revision))
+    }
+
     /// For a `Latest` read: whether the cache has caught up with the inner storage's
     /// current revision, read after this call began. While it has not, the feed's watch
     /// is asked for progress (again every [`PROGRESS_RETRY`]: a member of an etcd
@@ -388,6 +409,9 @@ impl Storage for Cacher {
         if !self.covers(key) {
             return self.shared.inner.get(key, read_at).await;
         }
+        if let Some((core, _)) = self.state_at(read_at) {
+            return Ok(core.state.get(key));
+        }
         if self.fresh_enough(read_at).await {
             let core = self.shared.read();
             if core.state.is_initialised() {
@@ -406,6 +430,11 @@ impl Storage for Cacher {
         self.check_open()?;
         if !self.covers(&request.prefix) {
             return self.shared.inner.list(request).await;
+        }
+        if let Some((core, revision)) = self.state_at(request.read_at) {
+            // The same state, at the revision asked for: the pages of one list carry one.
+            let page = core.state.list(request);
+            return Ok(ListResponse { revision, ..page });
         }
         if self.fresh_enough(request.read_at).await {
             let core = self.shared.read();

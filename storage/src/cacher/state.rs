@@ -161,6 +161,22 @@ impl State {
         self.window_start
     }
 
+    /// Whether the state is also the state at the earlier (or same) `revision`: the
+    /// window holds every event after `revision` (it starts at or before it) and has
+    /// none after it, so nothing under the prefix changed since. Reads at that exact
+    /// revision (the pages after the first of a paginated list) are then served from
+    /// memory, as kube-apiserver serves them from its cache's snapshots. Below the
+    /// compacted revision the inner storage's `Expired` stands.
+    pub fn is_state_at(&self, revision: Revision) -> bool {
+        self.initialised
+            && (self.window_start..=self.revision).contains(&revision)
+            && revision >= self.compacted
+            && self
+                .window
+                .back()
+                .is_none_or(|w| w.event.revision <= revision)
+    }
+
     /// How many events the window holds.
     pub fn window_len(&self) -> usize {
         self.window.len()

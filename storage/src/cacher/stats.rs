@@ -11,12 +11,15 @@ use super::{Cacher, CacherConfig};
 pub struct CacherStats {
     /// Reads (get and list) of the prefix answered from memory.
     pub reads_from_cache: u64,
-    /// Reads of the prefix passed to the inner storage (`Latest`, `Exact`, a cache not
-    /// ready or not caught up in time).
+    /// Reads of the prefix passed to the inner storage (`Latest`, `Exact` at a revision
+    /// the state is not at, a cache not ready or not caught up in time).
     pub reads_delegated: u64,
     /// `Latest` reads answered from memory after the cache caught up with the inner
     /// storage's current revision (counted in `reads_from_cache` too).
     pub consistent_reads_from_cache: u64,
+    /// `Exact` reads answered from memory because nothing under the prefix changed
+    /// after their revision (counted in `reads_from_cache` too).
+    pub exact_reads_from_cache: u64,
     /// `Latest` reads that waited for the cache to catch up and, when it did not in
     /// time, went to the inner storage (counted in `reads_delegated` too).
     pub consistent_read_fallbacks: u64,
@@ -46,6 +49,7 @@ pub(super) struct Counters {
     pub(super) reads_from_cache: AtomicU64,
     pub(super) reads_delegated: AtomicU64,
     pub(super) consistent_reads_from_cache: AtomicU64,
+    pub(super) exact_reads_from_cache: AtomicU64,
     pub(super) consistent_read_fallbacks: AtomicU64,
     pub(super) watches_from_cache: AtomicU64,
     pub(super) watches_delegated: AtomicU64,
@@ -66,6 +70,7 @@ impl Counters {
             reads_from_cache: load(&self.reads_from_cache),
             reads_delegated: load(&self.reads_delegated),
             consistent_reads_from_cache: load(&self.consistent_reads_from_cache),
+            exact_reads_from_cache: load(&self.exact_reads_from_cache),
             consistent_read_fallbacks: load(&self.consistent_read_fallbacks),
             watches_from_cache: load(&self.watches_from_cache),
             watches_delegated: load(&self.watches_delegated),

@@ -372,9 +372,10 @@ fn reads_of_one_state_share_its_memo_and_a_new_state_starts_empty() {
             .list(&list(ReadAt::Exact(first.revision)))
             .await
             .unwrap();
-        assert!(
-            exact.items[0].memo.encodings().is_none(),
-            "exact reads go to the store"
+        assert_eq!(
+            exact.items[0].memo.encodings().unwrap().len(),
+            1,
+            "an exact read of the state's own revision comes from the cache too"
         );
 
         let updated = cacher
@@ -393,5 +394,81 @@ fn reads_of_one_state_share_its_memo_and_a_new_state_starts_empty() {
         );
         assert!(memo.is_empty());
         cacher.close().await.unwrap();
+    });
+}
+
+#[test]
+fn pages_at_a_revision_nothing_changed_after_are_read_from_memory() {
+    run(async {
+        let (inner, _dir) = store();
+        let cacher = ready(&inner, "/w/", config()).await;
+        let mut last = 0;
+        for n in 0..5 {
+            last = cacher
+                .create(&format!("/w/{n}"), value(10, n))
+                .await
+                .unwrap()
+                .mod_revision;
+        }
+        caught_up(&cacher, last).await;
+        let page = |read_at, start: &str| ListRequest {
+            prefix: "/w/".to_string(),
+            read_at,
+            start_key: Some(start.to_string()),
+            limit: Some(2),
+        };
+        let keys = |page: &ListResponse| {
+            let keys = page.items.iter().map(|kv| kv.key.clone());
+            keys.collect::<Vec<_>>()
+        };
+
+        // The second page of a list at `last`: from memory, as the inner storage has it.
+        let from_memory = cacher
+            .list(&page(ReadAt::Exact(last), "/w/2"))
+            .await
+            .unwrap();
+        let stored = inner
+            .list(&page(ReadAt::Exact(last), "/w/2"))
+            .await
+            .unwrap();
+        assert_eq!(keys(&from_memory), ["/w/2", "/w/3"]);
+        assert_eq!(keys(&from_memory), keys(&stored));
+        assert_eq!((from_memory.revision, from_memory.remaining), (last, 1));
+        let got = cacher.get("/w/4", ReadAt::Exact(last)).await.unwrap();
+        assert_eq!(got.map(|kv| kv.mod_revision), Some(last));
+        assert_eq!(cacher.stats().exact_reads_from_cache, 2);
+
+        // A change after it: the state is no longer the one at `last`, so the inner
+        // storage answers, with the key as it was.
+        let changed = cacher.update("/w/2", value(10, 9), last - 2).await.unwrap();
+        caught_up(&cacher, changed.mod_revision).await;
+        let delegated = cacher.stats().reads_delegated;
+        let then = cacher
+            .list(&page(ReadAt::Exact(last), "/w/2"))
+            .await
+            .unwrap();
+        assert_eq!(then.items[0].mod_revision, last - 2);
+        assert_eq!(then.revision, last);
+        assert_eq!(cacher.stats().exact_reads_from_cache, 2);
+        assert_eq!(cacher.stats().reads_delegated, delegated + 1);
+
+        // The new revision is served from memory again; an older one (the first
+        // create) and a compacted one are the inner storage's.
+        let now = changed.mod_revision;
+        let again = cacher
+            .list(&page(ReadAt::Exact(now), "/w/2"))
+            .await
+            .unwrap();
+        assert_eq!(again.items[0].mod_revision, now);
+        assert_eq!(cacher.stats().exact_reads_from_cache, 3);
+        let first = cacher.list(&page(ReadAt::Exact(1), "/w/")).await.unwrap();
+        assert_eq!(keys(&first), ["/w/0"]);
+        cacher.compact(now).await.unwrap();
+        let compacted = cacher.list(&page(ReadAt::Exact(now - 1), "/w/")).await;
+        assert!(
+            matches!(compacted, Err(StorageError::Expired { .. })),
+            "{compacted:?}"
+        );
+        assert_eq!(cacher.stats().exact_reads_from_cache, 3);
     });
 }
