@@ -43,6 +43,17 @@ pub fn api_document(
     res
 }
 
+/// [`api_document`] with a body of its own (a list written a chunk at a time).
+pub fn api_document_body<B>(code: StatusCode, content_type: &str, body: B) -> Response<Body>
+where
+    B: hyper::body::Body<Data = Bytes, Error = Infallible> + Send + Sync + 'static,
+{
+    let mut res = document(code, content_type, Bytes::new());
+    *res.body_mut() = body.boxed();
+    res.extensions_mut().insert(ApiDocument);
+    res
+}
+
 /// Builds a response from bytes with a content type.
 pub fn document(code: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Response<Body> {
     let mut res = Response::new(Full::new(body.into()).boxed());

@@ -10,7 +10,8 @@ use serde_json::Value;
 
 use super::patch::PatchType;
 use super::{
-    Api, Body, api_document, document, error_response, output_of, read_body, with_warnings,
+    Api, Body, api_document, api_document_body, document, error_response, output_of, read_body,
+    with_warnings,
 };
 use crate::negotiation::{self, Output, decode_body};
 use crate::presentation::{Presentation, present, to_yaml};
@@ -209,7 +210,11 @@ async fn list(c: &Call<'_>) -> Result<Response<Body>, ApiError> {
     let opts = c.query.list_options()?;
     let list = c.store.list_objects(c.namespace, &opts).await?;
     match c.output {
-        Output::Json => Ok(json_ok(list.to_json(info)?)),
+        Output::Json => Ok(api_document_body(
+            StatusCode::OK,
+            negotiation::content_type(Output::Json),
+            list.json_body(info)?,
+        )),
         Output::Protobuf(wire) => {
             let body = super::protobuf::encode_list(wire, info, &list)?;
             Ok(protobuf_ok(c.output, body))

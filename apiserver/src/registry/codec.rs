@@ -146,41 +146,99 @@ impl StoredObject {
         api_version: &str,
         out: &mut BytesMut,
     ) -> Result<(), ApiError> {
-        match splice_point(&self.value, &info.kind) {
-            Some(rest) => {
-                out.put_slice(b"{\"apiVersion\":\"");
-                out.put_slice(api_version.as_bytes());
-                out.put_slice(b"\",\"kind\":\"");
-                out.put_slice(info.kind.as_bytes());
-                out.put_slice(b"\",\"metadata\":{\"resourceVersion\":\"");
-                out.put_slice(itoa::Buffer::new().format(self.revision).as_bytes());
+        let head = SpliceHead::new(api_version, &info.kind);
+        self.json_piece(info, api_version)?.write(&head, out);
+        Ok(())
+    }
+
+    /// [`StoredObject::to_json`] as a [`JsonPiece`]: nothing copied for an object in
+    /// the form kapi writes; anything else is parsed and serialized here.
+    pub fn json_piece(
+        &self,
+        info: &ResourceInfo,
+        api_version: &str,
+    ) -> Result<JsonPiece, ApiError> {
+        if let Some(rest) = splice_point(&self.value, &info.kind) {
+            return Ok(JsonPiece::Spliced {
+                revision: self.revision,
+                rest: self.value.slice_ref(rest),
+            });
+        }
+        let encode = || {
+            let obj = self.decode(info)?;
+            serde_json::to_vec(&obj)
+                .map(Bytes::from)
+                .map_err(|e| ApiError::internal("encoding an object", &e))
+        };
+        // Parsed and written again: once per state where the watch cache keeps a memo
+        // (a ConfigMap's `data` sorts before `kind`, so it never splices).
+        Ok(JsonPiece::Whole(match self.memo.encodings() {
+            Some(memo) => memo.try_get_or_insert_with(memo_key("json", api_version), encode)?,
+            None => encode()?,
+        }))
+    }
+}
+
+/// An object's JSON as served, in a form that is written without parsing: the stored
+/// bytes after `"metadata":{`, behind a [`SpliceHead`] and the object's
+/// `resourceVersion`; or the whole document.
+#[derive(Clone, Debug)]
+pub enum JsonPiece {
+    /// Stored bytes in the form kapi writes.
+    Spliced {
+        /// The object's `resourceVersion`.
+        revision: i64,
+        /// What follows `"metadata":{` in the stored value.
+        rest: Bytes,
+    },
+    /// The whole document.
+    Whole(Bytes),
+}
+
+/// What every spliced object of one `apiVersion` and kind begins with, up to the
+/// digits of its `resourceVersion`.
+#[derive(Clone, Debug)]
+pub struct SpliceHead(Vec<u8>);
+
+impl SpliceHead {
+    /// The head of objects of `kind` served as `api_version`.
+    pub fn new(api_version: &str, kind: &str) -> Self {
+        let mut head = Vec::with_capacity(api_version.len() + kind.len() + 56);
+        head.extend_from_slice(b"{\"apiVersion\":\"");
+        head.extend_from_slice(api_version.as_bytes());
+        head.extend_from_slice(b"\",\"kind\":\"");
+        head.extend_from_slice(kind.as_bytes());
+        head.extend_from_slice(b"\",\"metadata\":{\"resourceVersion\":\"");
+        Self(head)
+    }
+}
+
+impl JsonPiece {
+    /// How many bytes [`JsonPiece::write`] writes.
+    pub fn len(&self, head: &SpliceHead) -> usize {
+        match self {
+            JsonPiece::Spliced { revision, rest } => {
+                let digits = itoa::Buffer::new().format(*revision).len();
+                head.0.len() + digits + 1 + usize::from(rest.first() != Some(&b'}')) + rest.len()
+            }
+            JsonPiece::Whole(json) => json.len(),
+        }
+    }
+
+    /// Appends the document to `out`.
+    pub fn write(&self, head: &SpliceHead, out: &mut BytesMut) {
+        match self {
+            JsonPiece::Spliced { revision, rest } => {
+                out.put_slice(&head.0);
+                out.put_slice(itoa::Buffer::new().format(*revision).as_bytes());
                 out.put_u8(b'"');
                 if rest.first() != Some(&b'}') {
                     out.put_u8(b',');
                 }
                 out.put_slice(rest);
             }
-            // Parsed and written again: once per state where the watch cache keeps a
-            // memo (a ConfigMap's `data` sorts before `kind`, so it never splices).
-            None => match self.memo.encodings() {
-                Some(memo) => {
-                    let json =
-                        memo.try_get_or_insert_with(memo_key("json", api_version), || {
-                            let obj = self.decode(info)?;
-                            serde_json::to_vec(&obj)
-                                .map(Bytes::from)
-                                .map_err(|e| ApiError::internal("encoding an object", &e))
-                        })?;
-                    out.put_slice(&json);
-                }
-                None => {
-                    let obj = self.decode(info)?;
-                    serde_json::to_writer(out.writer(), &obj)
-                        .map_err(|e| ApiError::internal("encoding an object", &e))?;
-                }
-            },
+            JsonPiece::Whole(json) => out.put_slice(json),
         }
-        Ok(())
     }
 }
 

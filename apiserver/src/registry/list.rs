@@ -3,13 +3,14 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::Bytes;
 use kapi_core::ResourceInfo;
 use kapi_storage::{ListRequest, ReadAt};
 use serde_json::{Value, json};
 
 use super::Store;
-use super::codec::StoredObject;
+use super::codec::{SpliceHead, StoredObject};
+use super::json_list::JsonList;
 use super::keys;
 use super::object;
 use super::options::ListOptions;
@@ -116,29 +117,37 @@ impl ObjectList {
     /// The `{Kind}List` document in JSON, the same as [`ObjectList::into_value`]
     /// serialized, made without parsing the objects.
     pub fn to_json(&self, info: &ResourceInfo) -> Result<Bytes, ApiError> {
+        Ok(self.json(info, "")?.to_bytes())
+    }
+
+    /// [`ObjectList::to_json`] ending in a newline (as kube-apiserver's encoder ends a
+    /// document), as a response body written a chunk at a time.
+    pub fn json_body(&self, info: &ResourceInfo) -> Result<JsonList, ApiError> {
+        self.json(info, "\n")
+    }
+
+    fn json(&self, info: &ResourceInfo, end: &str) -> Result<JsonList, ApiError> {
         let api_version = info.api_version();
-        let size: usize = self.items.iter().map(|i| i.stored.value.len() + 32).sum();
-        let mut out = BytesMut::with_capacity(size + 256);
+        let items = self
+            .items
+            .iter()
+            .map(|item| item.stored.json_piece(info, &api_version))
+            .collect::<Result<Vec<_>, _>>()?;
+        let encoded = |v: &Value| {
+            serde_json::to_string(v).map_err(|e| ApiError::internal("encoding a list", &e))
+        };
         // Keys in the order serde_json writes a Value's: sorted.
-        out.put_slice(b"{\"apiVersion\":");
-        serde_json::to_writer((&mut out).writer(), &api_version)
-            .map_err(|e| ApiError::internal("encoding a list", &e))?;
-        out.put_slice(b",\"items\":[");
-        for (i, item) in self.items.iter().enumerate() {
-            if i > 0 {
-                out.put_u8(b',');
-            }
-            item.stored.write_json(info, &api_version, &mut out)?;
-        }
-        out.put_slice(b"],\"kind\":");
-        serde_json::to_writer((&mut out).writer(), &*info.list_kind)
-            .and_then(|()| {
-                out.put_slice(b",\"metadata\":");
-                serde_json::to_writer((&mut out).writer(), &self.metadata)
-            })
-            .map_err(|e| ApiError::internal("encoding a list", &e))?;
-        out.put_u8(b'}');
-        Ok(out.freeze())
+        let head = format!(
+            "{{\"apiVersion\":{},\"items\":[",
+            encoded(&Value::from(api_version.as_str()))?
+        );
+        let tail = format!(
+            "],\"kind\":{},\"metadata\":{}}}{end}",
+            encoded(&Value::from(&*info.list_kind))?,
+            encoded(&self.metadata)?
+        );
+        let splice = SpliceHead::new(&api_version, &info.kind);
+        Ok(JsonList::new(head.into(), splice, items, tail.into()))
     }
 }
 

@@ -7,6 +7,7 @@
 mod codec;
 pub mod conversion;
 pub mod informer;
+pub mod json_list;
 pub mod keys;
 mod lifecycle;
 pub mod list;
@@ -25,7 +26,7 @@ use kapi_storage::cacher::DEFAULT_TOTAL_BUDGET_BYTES;
 use kapi_storage::{Cacher, CacherConfig, Storage, WatchCacheBudget};
 use tokio::sync::watch as signal;
 
-pub use codec::{StoredObject, memo_key};
+pub use codec::{JsonPiece, SpliceHead, StoredObject, memo_key};
 pub use conversion::Converter;
 pub use lifecycle::{Lifecycle, LifecycleError};
 pub use list::{ListItem, ObjectList};
