@@ -315,8 +315,11 @@ impl Cacher {
         let ReadAt::Exact(revision) = read_at else {
             return None;
         };
+        if !self.shared.freshness.borrow().ready {
+            return None;
+        }
         let core = self.shared.read();
-        if !self.shared.freshness.borrow().ready || !core.state.is_state_at(revision) {
+        if !core.state.is_state_at(revision) {
             return None;
         }
         bump(&self.shared.stats.reads_from_cache, 1);
