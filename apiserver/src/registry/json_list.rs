@@ -48,13 +48,9 @@ impl JsonList {
         }
     }
 
-    /// The whole document at once.
+    /// The whole document at once: one chunk of unbounded size, copied once.
     pub fn to_bytes(mut self) -> Bytes {
-        let mut out = BytesMut::with_capacity(self.remaining);
-        while let Some(chunk) = self.next_chunk(usize::MAX) {
-            out.extend_from_slice(&chunk);
-        }
-        out.freeze()
+        self.next_chunk(usize::MAX).unwrap_or_default()
     }
 
     /// The next chunk of about `size` bytes (more when one item is larger), `None` at
