@@ -43,14 +43,13 @@ pub fn api_document(
     res
 }
 
-/// [`api_document`] with a body of its own (a list written a chunk at a time).
-pub fn api_document_body<B>(code: StatusCode, content_type: &str, body: B) -> Response<Body>
+/// [`document`] with a body of its own (a list written a chunk at a time).
+pub fn document_body<B>(code: StatusCode, content_type: &str, body: B) -> Response<Body>
 where
     B: hyper::body::Body<Data = Bytes, Error = Infallible> + Send + Sync + 'static,
 {
     let mut res = document(code, content_type, Bytes::new());
     *res.body_mut() = body.boxed();
-    res.extensions_mut().insert(ApiDocument);
     res
 }
 

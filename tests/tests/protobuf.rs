@@ -484,6 +484,73 @@ fn protobuf_reads_from_the_watch_cache_follow_every_change() {
     });
 }
 
+/// A list over 1 MiB goes out a chunk at a time in protobuf as in JSON: the whole
+/// envelope arrives, its announced length is its length, and its items are the JSON
+/// list's, whether they come from the watch cache or from the store.
+#[test]
+fn a_large_list_in_protobuf_is_the_json_list() {
+    on_every_backend(|kapi| {
+        let ns = "/api/v1/namespaces/default/configmaps";
+        let mut rv = String::new();
+        for i in 0..12 {
+            let mut cm = configmap(&format!("big-{i:02}"));
+            cm["data"]["k"] = json!(format!("{i}").repeat(100_000));
+            let made = send(
+                kapi,
+                "POST",
+                ns,
+                "application/json",
+                "application/json",
+                Some(serde_json::to_vec(&cm).unwrap()),
+            );
+            assert_eq!(made.code, 201, "{}", String::from_utf8_lossy(&made.body));
+            rv = made.json()["metadata"]["resourceVersion"]
+                .as_str()
+                .unwrap()
+                .to_string();
+        }
+        // Only the ConfigMaps made here (the namespace has kube-root-ca.crt too).
+        let strip = |v: &Value| {
+            let mut items = v["items"].as_array().unwrap().clone();
+            items.retain(|item| {
+                item["metadata"]["name"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("big-")
+            });
+            for item in &mut items {
+                let item = item.as_object_mut().unwrap();
+                item.remove("apiVersion");
+                item.remove("kind");
+            }
+            items
+        };
+        for query in [format!("?resourceVersion={rv}"), String::new()] {
+            let path = format!("{ns}{query}");
+            let res = kapi
+                .agent()
+                .get(format!("{}{path}", kapi.url()))
+                .header("Accept", TYPED_ACCEPT)
+                .call()
+                .unwrap();
+            let announced: usize = res.headers()["content-length"]
+                .to_str()
+                .unwrap()
+                .parse()
+                .unwrap();
+            let body = res.into_body().read_to_vec().unwrap();
+            assert!(body.len() > 1 << 20, "{} bytes", body.len());
+            assert_eq!(body.len(), announced);
+            let list = read(&body);
+            assert_eq!(list["kind"], "ConfigMapList");
+            let json = send(kapi, "GET", &path, "", "application/json", None).json();
+            let items = strip(&list);
+            assert_eq!(items.len(), 12);
+            assert_eq!(items, strip(&json), "{path}");
+        }
+    });
+}
+
 /// An error answers in the format the object would have, as kube's ErrorNegotiated
 /// does: a `Status` in protobuf for a typed client of a built-in kind, JSON otherwise.
 #[test]

@@ -32,7 +32,7 @@ use crate::negotiation::{self, Output};
 use crate::registry::Registry;
 use crate::request::{RequestInfo, Route};
 use crate::response::{
-    ApiDocument, Body, api_document, api_document_body, document, error_response, json_response,
+    ApiDocument, Body, api_document, document, document_body, error_response, json_response,
     with_warnings,
 };
 use crate::status::ApiError;

@@ -7,13 +7,13 @@
 //! resource) has no protobuf form: kube-apiserver answers those in JSON or refuses, and
 //! so does kapi.
 
+use bytes::{BufMut, Bytes, BytesMut};
 use kapi_core::ResourceInfo;
 use kapi_core::protobuf::{Catalog, Message, UnknownField, decode, encode, envelope};
 use serde_json::{Map, Value};
 
-use bytes::Bytes;
-
 use crate::negotiation::Wire;
+use crate::registry::list_body::{EncodedItem, ListBody};
 use crate::registry::{ObjectList, StoredObject, memo_key};
 use crate::status::ApiError;
 
@@ -147,38 +147,79 @@ pub fn encode_stored(
     Enveloper::new(wire, info, &api_version)?.enveloped(stored, None)
 }
 
-/// A page of a collection as the protobuf body of a LIST: its items' messages are cut
-/// from each stored object's memoised envelope where the watch cache keeps a memo, so
-/// a list of unchanged objects is assembled, not encoded.
-pub fn encode_list(
+/// A page of a collection as the protobuf body of a LIST, written a chunk at a time
+/// ([`ListBody`]): its items' messages are cut from each stored object's memoised
+/// envelope where the watch cache keeps a memo, so a list of unchanged objects is
+/// assembled, not encoded, and its items are copied only into the chunks.
+pub fn list_body(
     wire: Wire,
     info: &ResourceInfo,
     list: &ObjectList,
-) -> Result<Vec<u8>, ApiError> {
+) -> Result<ListBody<ProtoItem>, ApiError> {
     let catalog = wire.catalog;
     let list_message =
         message_of(catalog, info, true).ok_or_else(|| uncatalogued(&info.list_kind))?;
     let api_version = info.api_version();
     let enveloper = Enveloper::new(wire, info, &api_version)?;
     // Sized up front: collecting `Result`s grows a vector one doubling at a time.
-    let mut enveloped = Vec::with_capacity(list.items.len());
+    let mut items = Vec::with_capacity(list.items.len());
     for item in &list.items {
-        enveloped.push(enveloper.enveloped(&item.stored, item.decoded.as_ref())?);
-    }
-    let mut items = Vec::with_capacity(enveloped.len());
-    for e in &enveloped {
-        items.push(raw_message(e)?);
+        let enveloped = enveloper.enveloped(&item.stored, item.decoded.as_ref())?;
+        let raw = raw_message(&enveloped)?;
+        items.push(ProtoItem(enveloped.slice_ref(raw)));
     }
     let mut fields = Map::new();
     fields.insert("metadata".into(), list.metadata.clone());
-    let mut out = Vec::new();
     let kind = (api_version.as_str(), &*info.list_kind);
-    if encode::enveloped_list(catalog, list_message, kind, &fields, &items, &mut out)
-        .map_err(|e| ApiError::internal("encoding a list as protobuf", &e))?
-    {
-        return Ok(out);
+    let lens = items.iter().map(|item| item.0.len());
+    let frame = encode::enveloped_list_frame(catalog, list_message, kind, &fields, lens)
+        .map_err(|e| ApiError::internal("encoding a list as protobuf", &e))?;
+    Ok(match frame {
+        Some(frame) => {
+            let key = ItemKey::new(frame.items_field);
+            ListBody::new(frame.head.into(), key, items, frame.tail.into())
+        }
+        None => {
+            let whole = encode_known(catalog, &list.clone().into_value(info)?)?;
+            ListBody::new(whole.into(), ItemKey::new(0), Vec::new(), Bytes::new())
+        }
+    })
+}
+
+/// One item of a protobuf list: its object's message.
+#[derive(Debug)]
+pub struct ProtoItem(Bytes);
+
+/// The key of a list message's `items` field, which each item is written behind.
+#[derive(Debug)]
+pub struct ItemKey(Vec<u8>);
+
+impl ItemKey {
+    fn new(number: u32) -> Self {
+        let mut key = Vec::with_capacity(2);
+        prost::encoding::encode_key(number, prost::encoding::WireType::LengthDelimited, &mut key);
+        Self(key)
     }
-    encode_known(catalog, &list.clone().into_value(info)?)
+}
+
+impl EncodedItem for ProtoItem {
+    type Shared = ItemKey;
+    const SEPARATOR: &'static [u8] = b"";
+
+    fn len(&self, key: &ItemKey) -> usize {
+        key.0.len() + prost::encoding::encoded_len_varint(self.0.len() as u64) + self.0.len()
+    }
+
+    fn write(&self, key: &ItemKey, out: &mut BytesMut) {
+        out.put_slice(&key.0);
+        let mut len = self.0.len() as u64;
+        while len >= 0x80 {
+            out.put_u8((len as u8) | 0x80);
+            len >>= 7;
+        }
+        out.put_u8(len as u8);
+        out.put_slice(&self.0);
+    }
 }
 
 /// The message of `info`'s kind: the one negotiated with the request, else the

@@ -14,6 +14,7 @@ use kapi_core::ResourceInfo;
 use kapi_storage::{KeyValue, ValueMemo};
 use serde_json::Value;
 
+use crate::registry::list_body::{EncodedItem, ListBody};
 use crate::registry::object::{meta, set_meta};
 use crate::status::ApiError;
 
@@ -213,9 +214,14 @@ impl SpliceHead {
     }
 }
 
-impl JsonPiece {
-    /// How many bytes [`JsonPiece::write`] writes.
-    pub fn len(&self, head: &SpliceHead) -> usize {
+/// A list in JSON.
+pub type JsonList = ListBody<JsonPiece>;
+
+impl EncodedItem for JsonPiece {
+    type Shared = SpliceHead;
+    const SEPARATOR: &'static [u8] = b",";
+
+    fn len(&self, head: &SpliceHead) -> usize {
         match self {
             JsonPiece::Spliced { revision, rest } => {
                 let digits = itoa::Buffer::new().format(*revision).len();
@@ -225,8 +231,7 @@ impl JsonPiece {
         }
     }
 
-    /// Appends the document to `out`.
-    pub fn write(&self, head: &SpliceHead, out: &mut BytesMut) {
+    fn write(&self, head: &SpliceHead, out: &mut BytesMut) {
         match self {
             JsonPiece::Spliced { revision, rest } => {
                 out.put_slice(&head.0);

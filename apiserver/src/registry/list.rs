@@ -9,8 +9,7 @@ use kapi_storage::{ListRequest, ReadAt};
 use serde_json::{Value, json};
 
 use super::Store;
-use super::codec::{SpliceHead, StoredObject};
-use super::json_list::JsonList;
+use super::codec::{JsonList, SpliceHead, StoredObject};
 use super::keys;
 use super::object;
 use super::options::ListOptions;

@@ -7,10 +7,10 @@
 mod codec;
 pub mod conversion;
 pub mod informer;
-pub mod json_list;
 pub mod keys;
 mod lifecycle;
 pub mod list;
+pub mod list_body;
 pub mod object;
 pub mod options;
 pub mod predicate;
@@ -26,7 +26,7 @@ use kapi_storage::cacher::DEFAULT_TOTAL_BUDGET_BYTES;
 use kapi_storage::{Cacher, CacherConfig, Storage, WatchCacheBudget};
 use tokio::sync::watch as signal;
 
-pub use codec::{JsonPiece, SpliceHead, StoredObject, memo_key};
+pub use codec::{JsonList, JsonPiece, SpliceHead, StoredObject, memo_key};
 pub use conversion::Converter;
 pub use lifecycle::{Lifecycle, LifecycleError};
 pub use list::{ListItem, ObjectList};

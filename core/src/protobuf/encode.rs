@@ -33,41 +33,56 @@ pub fn encode(
         .map_err(|e| e.error())
 }
 
-/// Appends the enveloped list `message` (a `{Kind}List`, `items` its last field) whose
-/// items are messages encoded already: the same bytes as the whole list encoded and
-/// enveloped, without encoding the items again, and without moving the large body
-/// once it is written. `fields` are the list's other fields (`metadata`). Returns
-/// `false`, writing nothing, when `message` is not a list of that shape.
-pub fn enveloped_list<I: AsRef<[u8]>>(
+/// The bytes of an enveloped list around its items ([`enveloped_list_frame`]): the
+/// items go between `head` and `tail`, each as the length-delimited field
+/// `items_field`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListFrame {
+    /// The envelope's start and the list's fields before its items.
+    pub head: Vec<u8>,
+    /// The field number of the list's items.
+    pub items_field: u32,
+    /// The envelope's end.
+    pub tail: Vec<u8>,
+}
+
+/// The frame of the enveloped list `message` (a `{Kind}List`, `items` its last field)
+/// whose items are messages encoded already, `item_lens` bytes each: written with its
+/// items between `head` and `tail`, the same bytes as the whole list encoded and
+/// enveloped, without encoding the items again, so that a large list can be sent a
+/// piece at a time. `fields` are the list's other fields (`metadata`). `None` when
+/// `message` is not a list of that shape.
+pub fn enveloped_list_frame(
     catalog: &Catalog,
     message: &Message,
     (api_version, kind): (&str, &str),
     fields: &Map<String, Value>,
-    items: &[I],
-    out: &mut Vec<u8>,
-) -> std::result::Result<bool, EncodeError> {
+    item_lens: impl IntoIterator<Item = usize>,
+) -> std::result::Result<Option<ListFrame>, EncodeError> {
     let Some(items_field) = message
         .fields
         .last()
         .filter(|f| f.json == "items" && f.label == Label::Repeated)
     else {
-        return Ok(false);
+        return Ok(None);
     };
-    let mut head = Vec::with_capacity(64);
-    encode(catalog, message, fields, &mut head)?;
-    let raw_len = head.len()
-        + items
-            .iter()
-            .map(|item| wire::bytes_field_len(items_field.number, item.as_ref().len()))
+    let mut list_head = Vec::with_capacity(64);
+    encode(catalog, message, fields, &mut list_head)?;
+    let raw_len = list_head.len()
+        + item_lens
+            .into_iter()
+            .map(|len| wire::bytes_field_len(items_field.number, len))
             .sum::<usize>();
-    out.reserve(raw_len + 64);
-    super::envelope::begin_wrap_sized(api_version, kind, raw_len, out);
-    out.extend_from_slice(&head);
-    for item in items {
-        bytes_field(out, items_field.number, item.as_ref());
-    }
-    super::envelope::end_wrap_sized(out);
-    Ok(true)
+    let mut head = Vec::with_capacity(list_head.len() + 64);
+    super::envelope::begin_wrap_sized(api_version, kind, raw_len, &mut head);
+    head.extend_from_slice(&list_head);
+    let mut tail = Vec::with_capacity(4);
+    super::envelope::end_wrap_sized(&mut tail);
+    Ok(Some(ListFrame {
+        head,
+        items_field: items_field.number,
+        tail,
+    }))
 }
 
 /// An error on its way up, collecting the path as it goes.

@@ -1,12 +1,13 @@
-//! A `{Kind}List` in JSON, written a chunk at a time as the connection takes it.
+//! A list's response body, written a chunk at a time as the connection takes it.
 //!
-//! Every item is resolved first ([`JsonPiece`]: a slice of its stored bytes, or its
-//! whole document, parsed only if it must be), so a list that cannot be encoded fails
+//! Every item is resolved first (for JSON a [`JsonPiece`](super::JsonPiece): a slice of
+//! its stored bytes, or its whole document, parsed only if it must be; for protobuf its
+//! message, cut from its memoised envelope), so a list that cannot be encoded fails
 //! before its answer starts, and the length is known (`Content-Length`, as for any
-//! other answer). The bytes are then copied into chunks only as the body is polled:
-//! the client reads the first items while the server writes the next, and a large list
-//! is never held twice in memory (kube-apiserver streams its JSON lists item by item
-//! the same way, `StreamingCollectionEncodingToJSON`).
+//! other answer). The bytes are then copied into chunks only as the body is polled: the
+//! client reads the first items while the server writes the next, and a large list is
+//! never held twice in memory (kube-apiserver streams its lists item by item the same
+//! way: `StreamingCollectionEncodingToJSON`, `StreamingCollectionEncodingToProtobuf`).
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -16,33 +17,44 @@ use std::task::{Context, Poll};
 use bytes::{Bytes, BytesMut};
 use hyper::body::{Body, Frame, SizeHint};
 
-use super::codec::{JsonPiece, SpliceHead};
-
 /// How much one chunk of the body holds: a few system calls' worth for a large list,
 /// while the first chunk goes out without waiting for the rest.
 const CHUNK: usize = 128 * 1024;
 
-/// A JSON list: what comes before its items, the items, and what follows them.
+/// One item of a list, as its encoding writes it.
+pub trait EncodedItem: Unpin {
+    /// What every item of one list shares (JSON's [`SpliceHead`](super::SpliceHead),
+    /// protobuf's field key).
+    type Shared: Unpin + std::fmt::Debug;
+    /// What goes between two items.
+    const SEPARATOR: &'static [u8];
+    /// How many bytes [`EncodedItem::write`] writes.
+    fn len(&self, shared: &Self::Shared) -> usize;
+    /// Appends the item to `out`.
+    fn write(&self, shared: &Self::Shared, out: &mut BytesMut);
+}
+
+/// A list: what comes before its items, the items, and what follows them.
 #[derive(Debug)]
-pub struct JsonList {
+pub struct ListBody<I: EncodedItem> {
     head: Bytes,
-    splice: SpliceHead,
-    items: VecDeque<JsonPiece>,
+    shared: I::Shared,
+    items: VecDeque<I>,
     tail: Bytes,
     /// Bytes not yet taken.
     remaining: usize,
 }
 
-impl JsonList {
-    /// The list `head`, `items` (their spliced ones beginning with `splice`), commas
+impl<I: EncodedItem> ListBody<I> {
+    /// The list `head`, `items` (sharing `shared`) with [`EncodedItem::SEPARATOR`]
     /// between them, and `tail`.
-    pub fn new(head: Bytes, splice: SpliceHead, items: Vec<JsonPiece>, tail: Bytes) -> Self {
-        let commas = items.len().saturating_sub(1);
-        let sizes: usize = items.iter().map(|i| i.len(&splice)).sum();
+    pub fn new(head: Bytes, shared: I::Shared, items: Vec<I>, tail: Bytes) -> Self {
+        let separators = items.len().saturating_sub(1) * I::SEPARATOR.len();
+        let sizes: usize = items.iter().map(|i| i.len(&shared)).sum();
         Self {
-            remaining: head.len() + sizes + commas + tail.len(),
+            remaining: head.len() + sizes + separators + tail.len(),
             head,
-            splice,
+            shared,
             items: items.into(),
             tail,
         }
@@ -51,6 +63,17 @@ impl JsonList {
     /// The whole document at once: one chunk of unbounded size, copied once.
     pub fn to_bytes(mut self) -> Bytes {
         self.next_chunk(usize::MAX).unwrap_or_default()
+    }
+
+    /// How many bytes are left to take: the whole document's length until the first
+    /// chunk is taken.
+    pub fn len(&self) -> usize {
+        self.remaining
+    }
+
+    /// True once every byte was taken (or for a document of none).
+    pub fn is_empty(&self) -> bool {
+        self.remaining == 0
     }
 
     /// The next chunk of about `size` bytes (more when one item is larger), `None` at
@@ -68,9 +91,9 @@ impl JsonList {
                 out.extend_from_slice(&std::mem::take(&mut self.tail));
                 break;
             };
-            item.write(&self.splice, &mut out);
+            item.write(&self.shared, &mut out);
             if !self.items.is_empty() {
-                out.extend_from_slice(b",");
+                out.extend_from_slice(I::SEPARATOR);
             }
         }
         self.remaining -= out.len();
@@ -78,7 +101,7 @@ impl JsonList {
     }
 }
 
-impl Body for JsonList {
+impl<I: EncodedItem> Body for ListBody<I> {
     type Data = Bytes;
     type Error = Infallible;
 
@@ -103,6 +126,7 @@ mod tests {
     use http_body_util::BodyExt;
 
     use super::*;
+    use crate::registry::{JsonList, JsonPiece, SpliceHead};
 
     fn list(items: usize, size: usize) -> JsonList {
         let splice = SpliceHead::new("v1", "Thing");
