@@ -104,6 +104,36 @@ fn configmap(name: &str) -> Value {
     json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"k": "v"}})
 }
 
+/// Creates `obj` in `collection`, in JSON; its `resourceVersion`.
+fn create_in_json(kapi: &Kapi, collection: &str, obj: &Value) -> String {
+    let json = "application/json";
+    let made = send(
+        kapi,
+        "POST",
+        collection,
+        json,
+        json,
+        Some(serde_json::to_vec(obj).unwrap()),
+    );
+    assert_eq!(made.code, 201, "{}", String::from_utf8_lossy(&made.body));
+    made.json()["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// A list's items without `apiVersion` and `kind`: items in protobuf carry none (Go's
+/// list items have no TypeMeta on the wire), so lists are compared without.
+fn items_without_type_meta(list: &Value) -> Vec<Value> {
+    let mut items = list["items"].as_array().unwrap().clone();
+    for item in &mut items {
+        let item = item.as_object_mut().unwrap();
+        item.remove("apiVersion");
+        item.remove("kind");
+    }
+    items
+}
+
 #[test]
 fn a_built_in_kind_goes_in_and_out_in_protobuf() {
     on_every_backend(|kapi| {
@@ -387,31 +417,9 @@ fn protobuf_reads_from_the_watch_cache_follow_every_change() {
         assert_eq!(made.code, 201);
         let mut rv = String::new();
         for name in ["a", "b", "c"] {
-            let made = send(
-                kapi,
-                "POST",
-                ns,
-                "application/json",
-                "application/json",
-                Some(serde_json::to_vec(&configmap(name)).unwrap()),
-            );
-            assert_eq!(made.code, 201, "{}", String::from_utf8_lossy(&made.body));
-            rv = made.json()["metadata"]["resourceVersion"]
-                .as_str()
-                .unwrap()
-                .to_string();
+            rv = create_in_json(kapi, ns, &configmap(name));
         }
-        // Items in protobuf carry no apiVersion and kind (Go's list items have no
-        // TypeMeta on the wire), so they are compared without.
-        let items = |v: &Value| {
-            let mut items = v["items"].clone();
-            for item in items.as_array_mut().unwrap() {
-                let item = item.as_object_mut().unwrap();
-                item.remove("apiVersion");
-                item.remove("kind");
-            }
-            items
-        };
+        let items = items_without_type_meta;
         let from_cache = |rv: &str, accept: &str| {
             let path = format!("{ns}?resourceVersion={rv}&resourceVersionMatch=NotOlderThan");
             let answer = send(kapi, "GET", &path, "", accept, None);
@@ -431,7 +439,7 @@ fn protobuf_reads_from_the_watch_cache_follow_every_change() {
             items(&read(&first.body)),
             items(&from_cache(&rv, "application/json").json())
         );
-        assert_eq!(items(&read(&first.body)).as_array().unwrap().len(), 3);
+        assert_eq!(items(&read(&first.body)).len(), 3);
 
         let mut changed = configmap("a");
         changed["data"]["k"] = json!("changed");
@@ -495,34 +503,17 @@ fn a_large_list_in_protobuf_is_the_json_list() {
         for i in 0..12 {
             let mut cm = configmap(&format!("big-{i:02}"));
             cm["data"]["k"] = json!(format!("{i}").repeat(100_000));
-            let made = send(
-                kapi,
-                "POST",
-                ns,
-                "application/json",
-                "application/json",
-                Some(serde_json::to_vec(&cm).unwrap()),
-            );
-            assert_eq!(made.code, 201, "{}", String::from_utf8_lossy(&made.body));
-            rv = made.json()["metadata"]["resourceVersion"]
-                .as_str()
-                .unwrap()
-                .to_string();
+            rv = create_in_json(kapi, ns, &cm);
         }
         // Only the ConfigMaps made here (the namespace has kube-root-ca.crt too).
-        let strip = |v: &Value| {
-            let mut items = v["items"].as_array().unwrap().clone();
+        let strip = |list: &Value| {
+            let mut items = items_without_type_meta(list);
             items.retain(|item| {
                 item["metadata"]["name"]
                     .as_str()
                     .unwrap()
                     .starts_with("big-")
             });
-            for item in &mut items {
-                let item = item.as_object_mut().unwrap();
-                item.remove("apiVersion");
-                item.remove("kind");
-            }
             items
         };
         for query in [format!("?resourceVersion={rv}"), String::new()] {
