@@ -7,9 +7,11 @@
 //! resource) has no protobuf form: kube-apiserver answers those in JSON or refuses, and
 //! so does kapi.
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::Bytes;
 use kapi_core::ResourceInfo;
-use kapi_core::protobuf::{Catalog, Message, UnknownField, decode, encode, envelope};
+use kapi_core::protobuf::{
+    Catalog, Message, UnknownField, bytes_field_head, bytes_field_len, decode, encode, envelope,
+};
 use serde_json::{Map, Value};
 
 use crate::negotiation::Wire;
@@ -166,59 +168,52 @@ pub fn list_body(
     for item in &list.items {
         let enveloped = enveloper.enveloped(&item.stored, item.decoded.as_ref())?;
         let raw = raw_message(&enveloped)?;
-        items.push(ProtoItem(enveloped.slice_ref(raw)));
+        // Where the message lies, rather than a second `Bytes` of it (callgrind: a
+        // `slice_ref`, its clone and its drop were a fifth of a list's items' cost).
+        let start = raw.as_ptr() as usize - enveloped.as_ptr() as usize;
+        let message = start..start + raw.len();
+        items.push(ProtoItem { enveloped, message });
     }
     let mut fields = Map::new();
     fields.insert("metadata".into(), list.metadata.clone());
     let kind = (api_version.as_str(), &*info.list_kind);
-    let lens = items.iter().map(|item| item.0.len());
+    let lens = items.iter().map(|item| item.message.len());
     let frame = encode::enveloped_list_frame(catalog, list_message, kind, &fields, lens)
         .map_err(|e| ApiError::internal("encoding a list as protobuf", &e))?;
     Ok(match frame {
         Some(frame) => {
-            let key = ItemKey::new(frame.items_field);
-            ListBody::new(frame.head.into(), key, items, frame.tail.into())
+            let field = ItemsField(frame.items_field);
+            ListBody::new(frame.head.into(), field, items, frame.tail.into())
         }
         None => {
             let whole = encode_known(catalog, &list.clone().into_value(info)?)?;
-            ListBody::new(whole.into(), ItemKey::new(0), Vec::new(), Bytes::new())
+            ListBody::new(whole.into(), ItemsField(0), Vec::new(), Bytes::new())
         }
     })
 }
 
-/// One item of a protobuf list: its object's message.
+/// One item of a protobuf list: its object's message, inside its envelope.
 #[derive(Debug)]
-pub struct ProtoItem(Bytes);
-
-/// The key of a list message's `items` field, which each item is written behind.
-#[derive(Debug)]
-pub struct ItemKey(Vec<u8>);
-
-impl ItemKey {
-    fn new(number: u32) -> Self {
-        let mut key = Vec::with_capacity(2);
-        prost::encoding::encode_key(number, prost::encoding::WireType::LengthDelimited, &mut key);
-        Self(key)
-    }
+pub struct ProtoItem {
+    enveloped: Bytes,
+    message: std::ops::Range<usize>,
 }
 
+/// The number of a list message's `items` field, which each item is written as.
+#[derive(Debug)]
+pub struct ItemsField(u32);
+
 impl EncodedItem for ProtoItem {
-    type Shared = ItemKey;
+    type Shared = ItemsField;
     const SEPARATOR: &'static [u8] = b"";
 
-    fn len(&self, key: &ItemKey) -> usize {
-        key.0.len() + prost::encoding::encoded_len_varint(self.0.len() as u64) + self.0.len()
+    fn len(&self, field: &ItemsField) -> usize {
+        bytes_field_len(field.0, self.message.len())
     }
 
-    fn write(&self, key: &ItemKey, out: &mut BytesMut) {
-        out.put_slice(&key.0);
-        let mut len = self.0.len() as u64;
-        while len >= 0x80 {
-            out.put_u8((len as u8) | 0x80);
-            len >>= 7;
-        }
-        out.put_u8(len as u8);
-        out.put_slice(&self.0);
+    fn write(&self, field: &ItemsField, out: &mut Vec<u8>) {
+        bytes_field_head(out, field.0, self.message.len());
+        out.extend_from_slice(&self.enveloped[self.message.clone()]);
     }
 }
 

@@ -218,11 +218,16 @@ where
     I::Shared: Send + Sync,
 {
     let content_type = negotiation::content_type(output);
-    let mut res = if body.len() as u64 <= STREAM_ABOVE {
+    let res = if body.len() as u64 <= STREAM_ABOVE {
         document(StatusCode::OK, content_type, body.to_bytes())
     } else {
         document_body(StatusCode::OK, content_type, body)
     };
+    marked(output, res)
+}
+
+/// A JSON answer is a document pretty-printing may apply to.
+fn marked(output: Output, mut res: Response<Body>) -> Response<Body> {
     if matches!(output, Output::Json) {
         res.extensions_mut().insert(ApiDocument);
     }
@@ -234,6 +239,16 @@ async fn list(c: &Call<'_>) -> Result<Response<Body>, ApiError> {
     let opts = c.query.list_options()?;
     let list = c.store.list_objects(c.namespace, &opts).await?;
     match c.output {
+        // Written in one pass where it would go in one piece (callgrind: resolving
+        // every item first cost a list of 100 a tenth of its instructions).
+        Output::Json if list.json_len_estimate() as u64 <= STREAM_ABOVE => {
+            let json = list.json_document(info, "\n")?;
+            let content_type = negotiation::content_type(c.output);
+            Ok(marked(
+                c.output,
+                document(StatusCode::OK, content_type, json),
+            ))
+        }
         Output::Json => Ok(list_response(c.output, list.json_body(info)?)),
         Output::Protobuf(wire) => Ok(list_response(
             c.output,

@@ -9,7 +9,7 @@
 
 use std::sync::LazyLock;
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::Bytes;
 use kapi_core::ResourceInfo;
 use kapi_storage::{KeyValue, ValueMemo};
 use serde_json::Value;
@@ -135,9 +135,9 @@ impl StoredObject {
     /// The object as served in JSON: the same document [`StoredObject::decode`] gives,
     /// serialized (the one difference: `resourceVersion` comes first in `metadata`).
     pub fn to_json(&self, info: &ResourceInfo) -> Result<Bytes, ApiError> {
-        let mut out = BytesMut::with_capacity(self.value.len() + 64);
+        let mut out = Vec::with_capacity(self.value.len() + 64);
         self.write_json(info, &info.api_version(), &mut out)?;
-        Ok(out.freeze())
+        Ok(Bytes::from(out))
     }
 
     /// [`StoredObject::to_json`], appended to `out`; `api_version` is `info`'s.
@@ -145,7 +145,7 @@ impl StoredObject {
         &self,
         info: &ResourceInfo,
         api_version: &str,
-        out: &mut BytesMut,
+        out: &mut Vec<u8>,
     ) -> Result<(), ApiError> {
         let head = SpliceHead::new(api_version, &info.kind);
         self.json_piece(info, api_version)?.write(&head, out);
@@ -231,18 +231,18 @@ impl EncodedItem for JsonPiece {
         }
     }
 
-    fn write(&self, head: &SpliceHead, out: &mut BytesMut) {
+    fn write(&self, head: &SpliceHead, out: &mut Vec<u8>) {
         match self {
             JsonPiece::Spliced { revision, rest } => {
-                out.put_slice(&head.0);
-                out.put_slice(itoa::Buffer::new().format(*revision).as_bytes());
-                out.put_u8(b'"');
+                out.extend_from_slice(&head.0);
+                out.extend_from_slice(itoa::Buffer::new().format(*revision).as_bytes());
+                out.push(b'"');
                 if rest.first() != Some(&b'}') {
-                    out.put_u8(b',');
+                    out.push(b',');
                 }
-                out.put_slice(rest);
+                out.extend_from_slice(rest);
             }
-            JsonPiece::Whole(json) => out.put_slice(json),
+            JsonPiece::Whole(json) => out.extend_from_slice(json),
         }
     }
 }

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use super::Store;
 use super::codec::{JsonList, SpliceHead, StoredObject};
 use super::keys;
+use super::list_body::EncodedItem;
 use super::object;
 use super::options::ListOptions;
 use super::predicate::Predicate;
@@ -116,37 +117,73 @@ impl ObjectList {
     /// The `{Kind}List` document in JSON, the same as [`ObjectList::into_value`]
     /// serialized, made without parsing the objects.
     pub fn to_json(&self, info: &ResourceInfo) -> Result<Bytes, ApiError> {
-        Ok(self.json(info, "")?.to_bytes())
+        self.json_document(info, "")
+    }
+
+    /// About how long the list's JSON is, a little over rather than under: its objects
+    /// as stored, and room for what is written into each (`apiVersion`, `kind`,
+    /// `resourceVersion`) and around the items.
+    pub fn json_len_estimate(&self) -> usize {
+        let objects: usize = self.items.iter().map(|i| i.stored.value.len() + 128).sum();
+        objects + 512
+    }
+
+    /// [`ObjectList::to_json`] followed by `end`, written in one pass into one buffer:
+    /// the cheapest form of a list sent in one piece.
+    pub fn json_document(&self, info: &ResourceInfo, end: &str) -> Result<Bytes, ApiError> {
+        let api_version = info.api_version();
+        let (head, tail) = self.json_frame(info, &api_version, end)?;
+        let splice = SpliceHead::new(&api_version, &info.kind);
+        let mut out = Vec::with_capacity(self.json_len_estimate() + tail.len());
+        out.extend_from_slice(head.as_bytes());
+        for (i, item) in self.items.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            item.stored
+                .json_piece(info, &api_version)?
+                .write(&splice, &mut out);
+        }
+        out.extend_from_slice(tail.as_bytes());
+        Ok(Bytes::from(out))
     }
 
     /// [`ObjectList::to_json`] ending in a newline (as kube-apiserver's encoder ends a
-    /// document), as a response body written a chunk at a time.
+    /// document), as a response body written a chunk at a time: every item resolved
+    /// first, so that the length is known and a failure comes before the answer.
     pub fn json_body(&self, info: &ResourceInfo) -> Result<JsonList, ApiError> {
-        self.json(info, "\n")
+        let api_version = info.api_version();
+        // Sized up front: collecting `Result`s grows a vector one doubling at a time.
+        let mut items = Vec::with_capacity(self.items.len());
+        for item in &self.items {
+            items.push(item.stored.json_piece(info, &api_version)?);
+        }
+        let (head, tail) = self.json_frame(info, &api_version, "\n")?;
+        let splice = SpliceHead::new(&api_version, &info.kind);
+        Ok(JsonList::new(head.into(), splice, items, tail.into()))
     }
 
-    fn json(&self, info: &ResourceInfo, end: &str) -> Result<JsonList, ApiError> {
-        let api_version = info.api_version();
-        let items = self
-            .items
-            .iter()
-            .map(|item| item.stored.json_piece(info, &api_version))
-            .collect::<Result<Vec<_>, _>>()?;
+    /// What comes before the list's items and after them, `end` last.
+    fn json_frame(
+        &self,
+        info: &ResourceInfo,
+        api_version: &str,
+        end: &str,
+    ) -> Result<(String, String), ApiError> {
         let encoded = |v: &Value| {
             serde_json::to_string(v).map_err(|e| ApiError::internal("encoding a list", &e))
         };
         // Keys in the order serde_json writes a Value's: sorted.
         let head = format!(
             "{{\"apiVersion\":{},\"items\":[",
-            encoded(&Value::from(api_version.as_str()))?
+            encoded(&Value::from(api_version))?
         );
         let tail = format!(
             "],\"kind\":{},\"metadata\":{}}}{end}",
             encoded(&Value::from(&*info.list_kind))?,
             encoded(&self.metadata)?
         );
-        let splice = SpliceHead::new(&api_version, &info.kind);
-        Ok(JsonList::new(head.into(), splice, items, tail.into()))
+        Ok((head, tail))
     }
 }
 
@@ -354,6 +391,10 @@ mod tests {
                 items,
                 metadata: json!({"resourceVersion": "9", "continue": "x"}),
             };
+            // The list written in one pass is the one written a chunk at a time.
+            let body = list.json_body(&info).unwrap().to_bytes();
+            assert_eq!(body, list.json_document(&info, "\n").unwrap());
+            assert!(body.len() <= list.json_len_estimate());
             let fast: Value = serde_json::from_slice(&list.to_json(&info).unwrap()).unwrap();
             assert_eq!(fast, list.into_value(&info).unwrap());
         }

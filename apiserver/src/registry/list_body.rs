@@ -9,17 +9,20 @@
 //! never held twice in memory (kube-apiserver streams its lists item by item the same
 //! way: `StreamingCollectionEncodingToJSON`, `StreamingCollectionEncodingToProtobuf`).
 
-use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use hyper::body::{Body, Frame, SizeHint};
 
-/// How much one chunk of the body holds: a few system calls' worth for a large list,
-/// while the first chunk goes out without waiting for the rest.
-const CHUNK: usize = 128 * 1024;
+/// How much one chunk of the body holds: more than hyper gathers before it writes
+/// (about 400 KiB), so each chunk goes out in writes of its own as large as the socket
+/// takes. 128 KiB chunks had a 10,000-item list written about 400 KiB at a time, and
+/// `kapi-bench`'s client took a tenth fewer such lists a second than whole ones; 1 MiB
+/// chunks as many, while 16 such lists at once still hold about 40 MB, not 250
+/// (BENCHMARKS.md, issue #25).
+const CHUNK: usize = 1024 * 1024;
 
 /// One item of a list, as its encoding writes it.
 pub trait EncodedItem: Unpin {
@@ -31,7 +34,7 @@ pub trait EncodedItem: Unpin {
     /// How many bytes [`EncodedItem::write`] writes.
     fn len(&self, shared: &Self::Shared) -> usize;
     /// Appends the item to `out`.
-    fn write(&self, shared: &Self::Shared, out: &mut BytesMut);
+    fn write(&self, shared: &Self::Shared, out: &mut Vec<u8>);
 }
 
 /// A list: what comes before its items, the items, and what follows them.
@@ -39,7 +42,12 @@ pub trait EncodedItem: Unpin {
 pub struct ListBody<I: EncodedItem> {
     head: Bytes,
     shared: I::Shared,
-    items: VecDeque<I>,
+    /// The items not yet written.
+    items: std::vec::IntoIter<I>,
+    /// How many bytes each item writes; those of the items not yet written from
+    /// `written` on.
+    lens: Vec<usize>,
+    written: usize,
     tail: Bytes,
     /// Bytes not yet taken.
     remaining: usize,
@@ -50,12 +58,15 @@ impl<I: EncodedItem> ListBody<I> {
     /// between them, and `tail`.
     pub fn new(head: Bytes, shared: I::Shared, items: Vec<I>, tail: Bytes) -> Self {
         let separators = items.len().saturating_sub(1) * I::SEPARATOR.len();
-        let sizes: usize = items.iter().map(|i| i.len(&shared)).sum();
+        let lens: Vec<usize> = items.iter().map(|i| i.len(&shared)).collect();
+        let sizes: usize = lens.iter().sum();
         Self {
             remaining: head.len() + sizes + separators + tail.len(),
             head,
             shared,
-            items: items.into(),
+            items: items.into_iter(),
+            lens,
+            written: 0,
             tail,
         }
     }
@@ -82,22 +93,47 @@ impl<I: EncodedItem> ListBody<I> {
         if self.remaining == 0 {
             return None;
         }
-        let mut out = BytesMut::with_capacity(size.min(self.remaining));
-        if !self.head.is_empty() {
-            out.extend_from_slice(&std::mem::take(&mut self.head));
-        }
-        while out.len() < size {
-            let Some(item) = self.items.pop_front() else {
-                out.extend_from_slice(&std::mem::take(&mut self.tail));
-                break;
-            };
+        // Sized exactly first: the item that crosses `size` would otherwise grow the
+        // chunk, copying all of it (callgrind: a second copy of every large list).
+        let (len, count) = if size >= self.remaining {
+            (self.remaining, self.items.len())
+        } else {
+            let mut len = self.head.len();
+            let mut count = 0;
+            for item_len in &self.lens[self.written..] {
+                if len >= size {
+                    break;
+                }
+                len += item_len + I::SEPARATOR.len();
+                count += 1;
+            }
+            if count == self.items.len() {
+                // No separator after the list's last item; the tail instead.
+                len = len + self.tail.len() - usize::from(count > 0) * I::SEPARATOR.len();
+            }
+            (len, count)
+        };
+        let last = count == self.items.len();
+        let mut out = Vec::with_capacity(len);
+        out.extend_from_slice(&std::mem::take(&mut self.head));
+        self.written += count;
+        for (i, item) in self.items.by_ref().take(count).enumerate() {
             item.write(&self.shared, &mut out);
-            if !self.items.is_empty() {
-                out.extend_from_slice(I::SEPARATOR);
+            if i + 1 < count || !last {
+                // A byte is pushed, not copied through `memcpy`.
+                match I::SEPARATOR {
+                    [byte] => out.push(*byte),
+                    separator => out.extend_from_slice(separator),
+                }
             }
         }
+        if last {
+            out.extend_from_slice(&std::mem::take(&mut self.tail));
+        }
+        debug_assert_eq!(out.len(), len);
         self.remaining -= out.len();
-        Some(out.freeze())
+        // Its length is its capacity: the buffer becomes the chunk without a copy.
+        Some(Bytes::from(out))
     }
 }
 
@@ -143,7 +179,7 @@ mod tests {
 
     #[tokio::test]
     async fn chunks_make_the_document_whose_length_was_announced() {
-        for (items, size) in [(0, 0), (1, 10), (3, 10), (200, 2_000)] {
+        for (items, size) in [(0, 0), (1, 10), (3, 10), (200, 2_000), (1_500, 2_000)] {
             let whole = list(items, size).to_bytes();
             let doc: serde_json::Value = serde_json::from_slice(&whole).unwrap();
             let listed = doc["items"].as_array().unwrap();

@@ -33,6 +33,7 @@ mod wire;
 
 pub use decode::{DecodeError, Decoded, UnknownField};
 pub use encode::EncodeError;
+pub use wire::{bytes_field_head, bytes_field_len};
 
 /// The protobuf messages of a set of kinds, and which message each kind is.
 #[derive(Debug)]
