@@ -27,7 +27,7 @@ const CHUNK: usize = 1024 * 1024;
 /// One item of a list, as its encoding writes it.
 pub trait EncodedItem: Unpin {
     /// What every item of one list shares (JSON's [`SpliceHead`](super::SpliceHead),
-    /// protobuf's field key).
+    /// protobuf's field number).
     type Shared: Unpin + std::fmt::Debug;
     /// What goes between two items.
     const SEPARATOR: &'static [u8];
@@ -44,10 +44,9 @@ pub struct ListBody<I: EncodedItem> {
     shared: I::Shared,
     /// The items not yet written.
     items: std::vec::IntoIter<I>,
-    /// How many bytes each item writes; those of the items not yet written from
-    /// `written` on.
+    /// How many bytes each item writes; the last `items.len()` are those not yet
+    /// written.
     lens: Vec<usize>,
-    written: usize,
     tail: Bytes,
     /// Bytes not yet taken.
     remaining: usize,
@@ -66,7 +65,6 @@ impl<I: EncodedItem> ListBody<I> {
             shared,
             items: items.into_iter(),
             lens,
-            written: 0,
             tail,
         }
     }
@@ -100,7 +98,8 @@ impl<I: EncodedItem> ListBody<I> {
         } else {
             let mut len = self.head.len();
             let mut count = 0;
-            for item_len in &self.lens[self.written..] {
+            let written = self.lens.len() - self.items.len();
+            for item_len in &self.lens[written..] {
                 if len >= size {
                     break;
                 }
@@ -116,7 +115,6 @@ impl<I: EncodedItem> ListBody<I> {
         let last = count == self.items.len();
         let mut out = Vec::with_capacity(len);
         out.extend_from_slice(&std::mem::take(&mut self.head));
-        self.written += count;
         for (i, item) in self.items.by_ref().take(count).enumerate() {
             item.write(&self.shared, &mut out);
             if i + 1 < count || !last {
