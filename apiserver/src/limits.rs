@@ -10,6 +10,7 @@
 //! under load. Watches are not held to priority levels (kube holds them only while
 //! they start).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -17,7 +18,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{HeaderValue, Method, StatusCode, header};
+use http::{HeaderName, HeaderValue, Method, StatusCode, header};
 use http_body_util::BodyExt;
 use hyper::body::Frame;
 use kapi_auth::UserInfo;
@@ -309,39 +310,36 @@ impl Limits {
 }
 
 /// What priority and fairness classifies a request by.
-fn flow_attributes(attrs: &Attributes) -> flowcontrol::RequestAttributes {
+fn flow_attributes(attrs: &Attributes) -> flowcontrol::RequestAttributes<'_> {
     flowcontrol::RequestAttributes {
-        user: attrs.user.name.clone(),
-        groups: attrs.user.groups.clone(),
-        verb: attrs.verb.clone(),
+        user: Cow::Borrowed(&attrs.user.name),
+        groups: Cow::Borrowed(&attrs.user.groups),
+        verb: Cow::Borrowed(&attrs.verb),
         resource_request: attrs.resource_request,
-        api_group: attrs.api_group.clone(),
-        resource: attrs.resource.clone(),
-        subresource: attrs.subresource.clone(),
-        namespace: attrs.namespace.clone(),
-        path: attrs.path.clone(),
+        api_group: Cow::Borrowed(&attrs.api_group),
+        resource: Cow::Borrowed(&attrs.resource),
+        subresource: Cow::Borrowed(&attrs.subresource),
+        namespace: Cow::Borrowed(&attrs.namespace),
+        path: Cow::Borrowed(&attrs.path),
     }
 }
+
+/// `X-Kubernetes-PF-FlowSchema-UID`.
+const FLOW_SCHEMA_UID: HeaderName = HeaderName::from_static("x-kubernetes-pf-flowschema-uid");
+/// `X-Kubernetes-PF-PriorityLevel-UID`.
+const PRIORITY_LEVEL_UID: HeaderName = HeaderName::from_static("x-kubernetes-pf-prioritylevel-uid");
 
 /// kube's headers naming the FlowSchema and priority level a request was given.
 pub fn with_flow_headers(
     mut res: http::Response<Body>,
-    flow: Option<&flowcontrol::Classification>,
+    flow: Option<flowcontrol::Classification>,
 ) -> http::Response<Body> {
     let Some(class) = flow else {
         return res;
     };
-    for (name, uid) in [
-        ("x-kubernetes-pf-flowschema-uid", &class.flow_schema_uid),
-        (
-            "x-kubernetes-pf-prioritylevel-uid",
-            &class.priority_level_uid,
-        ),
-    ] {
-        if let Ok(v) = HeaderValue::from_str(uid) {
-            res.headers_mut().insert(name, v);
-        }
-    }
+    let headers = res.headers_mut();
+    headers.insert(FLOW_SCHEMA_UID, class.flow_schema_uid);
+    headers.insert(PRIORITY_LEVEL_UID, class.priority_level_uid);
     res
 }
 

@@ -3,7 +3,9 @@
 //! long-running requests (watches), and storage operation latency (measured by
 //! [`InstrumentedStorage`], a `Storage` decorator, so no backend knows about metrics).
 
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, Weak};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -57,6 +59,16 @@ impl RequestLabels {
             resource,
             subresource,
             code: code.as_u16().to_string(),
+        }
+    }
+
+    /// The labels of the request's latency histogram.
+    fn latency(&self) -> LatencyLabels {
+        LatencyLabels {
+            verb: self.verb.clone(),
+            group: self.group.clone(),
+            resource: self.resource.clone(),
+            subresource: self.subresource.clone(),
         }
     }
 }
@@ -124,6 +136,45 @@ pub struct Metrics {
     flow_controllers: Mutex<Vec<Weak<crate::flowcontrol::Controller>>>,
     /// Every resource's watch cache with its group-resource, dropped with its registry.
     watch_caches: Mutex<Vec<(String, Weak<Cacher>)>>,
+    /// The request series met so far, by [`series_key`]: the families find a series by
+    /// hashing owned labels, which cost a request seven strings and two lookups.
+    request_series: RwLock<HashMap<Box<str>, RequestSeries>>,
+}
+
+/// One request series' counter and histogram, shared with their families.
+struct RequestSeries {
+    count: Counter,
+    duration: Histogram,
+}
+
+/// Writes into `key` what tells `info`'s request series from every other (each label
+/// behind its length, so no two label sets meet); false for a label too long for that.
+fn series_key(
+    key: &mut String,
+    info: &crate::request::RequestInfo,
+    code: http::StatusCode,
+) -> bool {
+    let verb = crate::request::Verb::metric_label(info.verb, &info.method);
+    let (group, version, resource, subresource) = match info.resource() {
+        Some(r) => (
+            r.group.as_str(),
+            r.version.as_str(),
+            r.plural.as_str(),
+            r.subresource.as_deref().unwrap_or_default(),
+        ),
+        None => Default::default(),
+    };
+    key.clear();
+    for label in [verb, group, version, resource, subresource] {
+        let Some(len) = u32::try_from(label.len()).ok().and_then(char::from_u32) else {
+            return false;
+        };
+        key.push(len);
+        key.push_str(label);
+    }
+    key.push(char::from(code.as_u16() as u8));
+    key.push(char::from((code.as_u16() >> 8) as u8));
+    true
 }
 
 impl Metrics {
@@ -185,6 +236,7 @@ impl Metrics {
             watch_cache_budgets: Mutex::new(Vec::new()),
             flow_controllers: Mutex::new(Vec::new()),
             watch_caches: Mutex::new(Vec::new()),
+            request_series: RwLock::default(),
         }
     }
 
@@ -300,15 +352,52 @@ impl Metrics {
         out
     }
 
-    /// Records one finished request.
-    pub fn observe_request(&self, labels: RequestLabels, seconds: f64) {
+    /// Records one request, resolved as `info` and answered with `code` after
+    /// `seconds`.
+    pub fn observe_request(
+        &self,
+        info: &crate::request::RequestInfo,
+        code: http::StatusCode,
+        seconds: f64,
+    ) {
+        thread_local! {
+            static KEY: RefCell<String> = const { RefCell::new(String::new()) };
+        }
+        KEY.with_borrow_mut(|key| {
+            if !series_key(key, info, code) {
+                return self.observe_labelled(RequestLabels::of(info, code), seconds);
+            }
+            let series = self
+                .request_series
+                .read()
+                .unwrap_or_else(PoisonError::into_inner);
+            if let Some(series) = series.get(key.as_str()) {
+                series.count.inc();
+                series.duration.observe(seconds);
+                return;
+            }
+            drop(series);
+            let labels = RequestLabels::of(info, code);
+            let series = RequestSeries {
+                duration: self
+                    .request_duration
+                    .get_or_create(&labels.latency())
+                    .clone(),
+                count: self.requests.get_or_create(&labels).clone(),
+            };
+            series.count.inc();
+            series.duration.observe(seconds);
+            self.request_series
+                .write()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(key.as_str().into(), series);
+        })
+    }
+
+    /// Records one request by its labels, looked up in the families.
+    fn observe_labelled(&self, labels: RequestLabels, seconds: f64) {
         self.request_duration
-            .get_or_create(&LatencyLabels {
-                verb: labels.verb.clone(),
-                group: labels.group.clone(),
-                resource: labels.resource.clone(),
-                subresource: labels.subresource.clone(),
-            })
+            .get_or_create(&labels.latency())
             .observe(seconds);
         self.requests.get_or_create(&labels).inc();
     }
@@ -425,5 +514,58 @@ impl Storage for InstrumentedStorage {
     }
     async fn close(&self) -> Result<()> {
         self.inner.close().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use http::{Method, StatusCode, Uri};
+
+    use super::*;
+    use crate::request::RequestInfo;
+
+    fn info(method: Method, uri: &str) -> RequestInfo {
+        RequestInfo::resolve(&method, &uri.parse::<Uri>().unwrap())
+    }
+
+    #[test]
+    fn each_series_counts_its_own_requests() {
+        let metrics = Metrics::new();
+        let list = info(Method::GET, "/apis/example.kapi.dev/v1/widgets");
+        let get = info(
+            Method::GET,
+            "/apis/example.kapi.dev/v1/namespaces/a/widgets/w",
+        );
+        // Labels that would run together (`widgets` and no subresource) without their
+        // lengths.
+        let odd = info(
+            Method::GET,
+            "/apis/example.kapi.dev/v1/namespaces/a/widget/w/s",
+        );
+        for _ in 0..3 {
+            metrics.observe_request(&list, StatusCode::OK, 0.002);
+        }
+        metrics.observe_request(&get, StatusCode::OK, 0.002);
+        metrics.observe_request(&get, StatusCode::NOT_FOUND, 0.002);
+        metrics.observe_request(&odd, StatusCode::OK, 0.002);
+        let text = metrics.encode();
+        let count = |labels: &str| {
+            let line = format!("apiserver_request_total{{{labels}}} ");
+            text.lines()
+                .find_map(|l| l.strip_prefix(line.as_str()))
+                .unwrap_or_else(|| panic!("{line} in {text}"))
+                .to_string()
+        };
+        let series = |verb: &str, resource: &str, sub: &str, code: u16| {
+            format!(
+                r#"verb="{verb}",group="example.kapi.dev",version="v1",resource="{resource}",subresource="{sub}",code="{code}""#
+            )
+        };
+        assert_eq!(count(&series("LIST", "widgets", "", 200)), "3");
+        assert_eq!(count(&series("GET", "widgets", "", 200)), "1");
+        assert_eq!(count(&series("GET", "widgets", "", 404)), "1");
+        assert_eq!(count(&series("GET", "widget", "s", 200)), "1");
+        let durations = r#"apiserver_request_duration_seconds_count{verb="LIST",group="example.kapi.dev",resource="widgets",subresource=""} 3"#;
+        assert!(text.lines().any(|l| l == durations), "{text}");
     }
 }

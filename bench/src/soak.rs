@@ -294,7 +294,7 @@ async fn worker(
         call += 1;
         let key = format!("g{generation}-w{w}-k{}", call % 8);
         let begun = Instant::now();
-        let outcome = if call % 10 == 0 {
+        let outcome = if call.is_multiple_of(10) {
             client
                 .send(Method::GET, &format!("{collection}?limit=100"), None)
                 .await

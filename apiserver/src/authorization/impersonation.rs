@@ -19,6 +19,14 @@ const EXTRA: &str = "impersonate-extra-";
 /// k8s.io/apiserver's impersonation filter asks.
 const AUTHENTICATION_GROUP: &str = "authentication.k8s.io";
 
+/// Whether the request sends any impersonation header; without one it acts as its
+/// requester, and [`impersonate`] need not run.
+pub fn asked(headers: &HeaderMap) -> bool {
+    headers
+        .keys()
+        .any(|name| name.as_str().starts_with("impersonate-"))
+}
+
 /// The user a request acts as: `requester` unless it impersonates someone, which it
 /// must be allowed to.
 pub async fn impersonate(

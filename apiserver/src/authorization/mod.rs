@@ -194,10 +194,14 @@ impl Authorizer {
                     Some(webhook) => match webhook.cached(attrs) {
                         Some(decision) => decision,
                         None if !may_call => return Err(MustCall),
-                        None => webhook.authorize(attrs).await.unwrap_or_else(|e| {
-                            errors.push(e);
-                            Decision::NoOpinion(String::new())
-                        }),
+                        // Boxed: the call's future is large, and every request's
+                        // would be as large, though few call.
+                        None => Box::pin(webhook.authorize(attrs))
+                            .await
+                            .unwrap_or_else(|e| {
+                                errors.push(e);
+                                Decision::NoOpinion(String::new())
+                            }),
                     },
                 },
             };

@@ -64,7 +64,7 @@ impl Api {
             Ok(a) => a,
             Err(e) => {
                 let res = crate::limits::with_retry_after(error_response(&e));
-                let res = crate::limits::with_flow_headers(res, flow.as_ref());
+                let res = crate::limits::with_flow_headers(res, flow);
                 return refuse(
                     self.limits.request_timeout(),
                     req,
@@ -111,7 +111,7 @@ impl Api {
             self.timed(req, info, &attrs, timeout, &checks).await
         };
         let res = super::with_warnings(res, &checks.warnings());
-        let res = crate::limits::with_flow_headers(res, flow.as_ref());
+        let res = crate::limits::with_flow_headers(res, flow);
         for (key, value) in checks.audit_annotations() {
             audit.add_annotation(&key, &value);
         }
@@ -186,17 +186,23 @@ impl Api {
         requested: Attributes,
         audit: &mut AuditContext,
     ) -> Result<Attributes, ApiError> {
-        let user = crate::authorization::impersonation::impersonate(
-            &self.authorizer,
-            requested.user.clone(),
-            req.headers(),
-        )
-        .await?;
-        let attrs = if user == requested.user {
+        let impersonating = crate::authorization::impersonation::asked(req.headers());
+        let attrs = if !impersonating {
             requested
         } else {
-            audit.set_impersonated_user(&user);
-            Attributes { user, ..requested }
+            // Boxed, so that requests that impersonate no one do not carry its future.
+            let user = Box::pin(crate::authorization::impersonation::impersonate(
+                &self.authorizer,
+                requested.user.clone(),
+                req.headers(),
+            ))
+            .await?;
+            if user == requested.user {
+                requested
+            } else {
+                audit.set_impersonated_user(&user);
+                Attributes { user, ..requested }
+            }
         };
         let verdict = self.authorizer.decide(&attrs).await;
         match verdict.decision {

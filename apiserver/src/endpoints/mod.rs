@@ -113,8 +113,11 @@ impl Api {
         req.extensions_mut().insert(accepted);
         let res = self.filtered(req, &info, peer).await;
         let res = indented_if(pretty, res).await;
-        let labels = crate::metrics::RequestLabels::of(&info, res.status());
-        crate::metrics::Metrics::global().observe_request(labels, start.elapsed().as_secs_f64());
+        crate::metrics::Metrics::global().observe_request(
+            &info,
+            res.status(),
+            start.elapsed().as_secs_f64(),
+        );
         res
     }
 

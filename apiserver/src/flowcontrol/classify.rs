@@ -17,33 +17,39 @@
 //! - The distinguisher (user name or namespace) is only computed when the level queues
 //!   in more than one queue, since it only picks queues (kube leaves it empty too).
 
+use std::borrow::Cow;
+
+use http::HeaderValue;
+
 use super::config::{
     CATCH_ALL, Config, Distinguisher, FlowSchema, NonResourceRule, PolicyRules, ResourceRule,
     Subject,
 };
 
-/// What classification reads of a request; the caller maps its own request types.
+/// What classification reads of a request; the caller maps its own request types,
+/// lending its strings (a request is classified once, and copying its attributes cost
+/// more than matching them).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RequestAttributes {
+pub struct RequestAttributes<'a> {
     /// The user's name (`system:serviceaccount:<ns>:<name>` for a service account).
-    pub user: String,
+    pub user: Cow<'a, str>,
     /// The user's groups.
-    pub groups: Vec<String>,
+    pub groups: Cow<'a, [String]>,
     /// The verb: `get`, `list`, `watch`, `create`, ... for resources; the lowercased
     /// HTTP method for non-resource paths.
-    pub verb: String,
+    pub verb: Cow<'a, str>,
     /// Whether the request addresses a resource.
     pub resource_request: bool,
     /// The API group (`""` for core).
-    pub api_group: String,
+    pub api_group: Cow<'a, str>,
     /// The resource's plural.
-    pub resource: String,
+    pub resource: Cow<'a, str>,
     /// The subresource, or empty.
-    pub subresource: String,
+    pub subresource: Cow<'a, str>,
     /// The namespace, empty for a cluster-scoped request.
-    pub namespace: String,
+    pub namespace: Cow<'a, str>,
     /// The path, for a non-resource request.
-    pub path: String,
+    pub path: Cow<'a, str>,
 }
 
 /// Where a request goes: its schema, its level and its flow.
@@ -51,12 +57,12 @@ pub struct RequestAttributes {
 pub struct Classification {
     /// The matching FlowSchema's name.
     pub flow_schema: String,
-    /// Its uid (for `X-Kubernetes-PF-FlowSchema-UID`).
-    pub flow_schema_uid: String,
+    /// Its uid, as `X-Kubernetes-PF-FlowSchema-UID` carries it.
+    pub flow_schema_uid: HeaderValue,
     /// The priority level's name.
     pub priority_level: String,
-    /// Its uid (for `X-Kubernetes-PF-PriorityLevel-UID`).
-    pub priority_level_uid: String,
+    /// Its uid, as `X-Kubernetes-PF-PriorityLevel-UID` carries it.
+    pub priority_level_uid: HeaderValue,
     /// The flow distinguisher (user name or namespace; empty when unused).
     pub distinguisher: String,
     /// Whether the level is exempt from limits.
@@ -77,18 +83,23 @@ impl Config {
         let distinguisher = match schema.distinguisher {
             _ if !queued => "",
             Distinguisher::None => "",
-            Distinguisher::ByUser => attrs.user.as_str(),
-            Distinguisher::ByNamespace => attrs.namespace.as_str(),
+            Distinguisher::ByUser => &attrs.user,
+            Distinguisher::ByNamespace => &attrs.namespace,
         };
         Classification {
             flow_schema: schema.name.clone(),
-            flow_schema_uid: schema.uid.clone(),
+            flow_schema_uid: header_value(&schema.uid),
             priority_level: level.name.clone(),
-            priority_level_uid: level.uid.clone(),
+            priority_level_uid: header_value(&level.uid),
             distinguisher: distinguisher.into(),
             exempt: level.is_exempt(),
         }
     }
+}
+
+/// A uid as a header's value (empty should it not be one: uids are ASCII).
+fn header_value(uid: &str) -> HeaderValue {
+    HeaderValue::from_str(uid).unwrap_or_else(|_| HeaderValue::from_static(""))
 }
 
 /// Whether any of the schema's rules matches.
@@ -142,7 +153,7 @@ fn listed(list: &[String], value: &str, wildcard: &str) -> bool {
 fn matches_resource(rule: &ResourceRule, attrs: &RequestAttributes) -> bool {
     let joined;
     let resource = if attrs.subresource.is_empty() {
-        attrs.resource.as_str()
+        &attrs.resource
     } else {
         joined = format!("{}/{}", attrs.resource, attrs.subresource);
         joined.as_str()
@@ -188,34 +199,34 @@ mod tests {
     use super::super::testdata::bootstrap_config;
     use super::*;
 
-    fn user(name: &str, groups: &[&str]) -> RequestAttributes {
+    type Attrs = RequestAttributes<'static>;
+
+    fn owned(s: &str) -> Cow<'static, str> {
+        Cow::Owned(s.to_string())
+    }
+
+    fn user(name: &str, groups: &[&str]) -> Attrs {
         RequestAttributes {
-            user: name.into(),
+            user: owned(name),
             groups: groups.iter().map(|g| g.to_string()).collect(),
             ..Default::default()
         }
     }
 
-    fn resource(
-        mut attrs: RequestAttributes,
-        verb: &str,
-        group: &str,
-        resource: &str,
-        ns: &str,
-    ) -> RequestAttributes {
+    fn resource(mut attrs: Attrs, verb: &str, group: &str, resource: &str, ns: &str) -> Attrs {
         attrs.resource_request = true;
-        attrs.verb = verb.into();
-        attrs.api_group = group.into();
+        attrs.verb = owned(verb);
+        attrs.api_group = owned(group);
         let (res, sub) = resource.split_once('/').unwrap_or((resource, ""));
-        attrs.resource = res.into();
-        attrs.subresource = sub.into();
-        attrs.namespace = ns.into();
+        attrs.resource = owned(res);
+        attrs.subresource = owned(sub);
+        attrs.namespace = owned(ns);
         attrs
     }
 
-    fn path(mut attrs: RequestAttributes, verb: &str, path: &str) -> RequestAttributes {
-        attrs.verb = verb.into();
-        attrs.path = path.into();
+    fn path(mut attrs: Attrs, verb: &str, path: &str) -> Attrs {
+        attrs.verb = owned(verb);
+        attrs.path = owned(path);
         attrs
     }
 

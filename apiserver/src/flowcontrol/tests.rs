@@ -100,7 +100,7 @@ async fn exempt_level_is_never_limited() {
     let c = Controller::new(&bootstrap_schemas(), &bootstrap_levels(), 1);
     let attrs = RequestAttributes {
         user: "admin".into(),
-        groups: vec!["system:masters".into()],
+        groups: vec!["system:masters".to_string()].into(),
         verb: "get".into(),
         path: "/metrics".into(),
         ..Default::default()

@@ -10,7 +10,13 @@ pub mod decode;
 pub use accept::{Conversion, MediaRange, MetaVersion, conversion, parse_accept};
 pub use decode::{Decoded, MAX_NESTING, decode_body, decode_object, nesting, summarize};
 
+use std::cell::RefCell;
+
 use crate::status::ApiError;
+
+/// The longest `Accept` a thread remembers (kubectl's, the longest usual one, is about
+/// 150 bytes).
+const MEMO_ACCEPT: usize = 512;
 
 /// The body of a response, as the client asked for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,11 +128,31 @@ enum Choice {
 impl Accepted {
     /// The request's `Accept` header, read.
     pub fn of(headers: &http::HeaderMap) -> Self {
-        Self::parse(
-            headers
-                .get(http::header::ACCEPT)
-                .and_then(|v| v.to_str().ok()),
-        )
+        thread_local! {
+            // The last `Accept` read on this thread: a client sends the same one with
+            // every request.
+            static LAST: RefCell<(String, Option<Accepted>)> =
+                const { RefCell::new((String::new(), None)) };
+        }
+        let Some(accept) = headers
+            .get(http::header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+        else {
+            return Self::parse(None);
+        };
+        if accept.len() > MEMO_ACCEPT {
+            return Self::parse(Some(accept));
+        }
+        LAST.with_borrow_mut(|(last, accepted)| match accepted {
+            Some(accepted) if last == accept => *accepted,
+            _ => {
+                let parsed = Self::parse(Some(accept));
+                last.clear();
+                last.push_str(accept);
+                *accepted = Some(parsed);
+                parsed
+            }
+        })
     }
 
     /// An `Accept` header's value, read; a missing or blank one takes JSON.
@@ -275,6 +301,32 @@ mod tests {
 
     fn output(accept: Option<&str>, protobuf: Option<Wire>) -> Result<Output, ApiError> {
         Accepted::parse(accept).output(protobuf)
+    }
+
+    #[test]
+    fn the_remembered_accept_is_the_one_asked() {
+        let table = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
+        let long = format!("application/yaml,{}", "text/plain,".repeat(60));
+        for accept in [
+            Some("application/json"),
+            Some(table),
+            Some(table),
+            None,
+            Some("application/yaml"),
+            Some(long.as_str()),
+            Some("application/json"),
+            Some(""),
+        ] {
+            let mut headers = http::HeaderMap::new();
+            if let Some(accept) = accept {
+                headers.insert(http::header::ACCEPT, accept.parse().unwrap());
+            }
+            assert_eq!(
+                Accepted::of(&headers),
+                Accepted::parse(accept),
+                "{accept:?}"
+            );
+        }
     }
 
     #[test]

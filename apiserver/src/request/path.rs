@@ -47,6 +47,9 @@ pub enum Route {
 /// namespaced resource's plural).
 const NAMESPACE_SUBRESOURCES: &[&str] = &["status", "finalize"];
 
+/// More segments than any path kube reads has.
+const MAX_SEGMENTS: usize = 10;
+
 /// Parses a path under `/api` or `/apis`; `None` for other paths.
 ///
 /// The path is percent-decoded first, whole, as Go's `URL.Path` is before
@@ -54,9 +57,26 @@ const NAMESPACE_SUBRESOURCES: &[&str] = &["status", "finalize"];
 /// separates segments. Escapes that decode to no UTF-8 become U+FFFD, which no name
 /// allows; malformed escapes stay as written.
 pub fn parse(path: &str) -> Option<Route> {
-    let decoded = percent_encoding::percent_decode_str(path).decode_utf8_lossy();
-    let parts: Vec<&str> = decoded.trim_matches('/').split('/').collect();
-    let (group, version, rest) = match parts.as_slice() {
+    // Most paths have no escape: they are read as they are, not scanned twice.
+    let decoded = match path.contains('%') {
+        true => percent_encoding::percent_decode_str(path).decode_utf8_lossy(),
+        false => std::borrow::Cow::Borrowed(path),
+    };
+    // The longest path kube reads has nine segments
+    // (`apis/{group}/{version}/watch/namespaces/{ns}/{plural}/{name}/{sub}`).
+    let mut parts = [""; MAX_SEGMENTS];
+    let mut count = 0;
+    for part in decoded.trim_matches('/').split('/') {
+        if count == MAX_SEGMENTS {
+            return match parts[0] {
+                "api" | "apis" => Some(Route::Unknown),
+                _ => None,
+            };
+        }
+        parts[count] = part;
+        count += 1;
+    }
+    let (group, version, rest) = match &parts[..count] {
         ["api"] => return Some(Route::CoreVersions),
         ["apis"] => return Some(Route::Groups),
         ["apis", g] => return Some(Route::Group(g.to_string())),
@@ -196,5 +216,11 @@ mod tests {
         assert_eq!((r.namespace, r.name), (None, None));
         assert_eq!(parse("/healthz"), None);
         assert_eq!(parse("/api/v1/a/b/c/d"), Some(Route::Unknown));
+        // The longest path read, and past it.
+        let r = res("/apis/g/v1/watch/namespaces/ns1/widgets/w1/status");
+        assert_eq!((r.watch, r.subresource.as_deref()), (true, Some("status")));
+        assert_eq!(parse("/apis/g/v1/a/b/c/d/e/f/g/h/i"), Some(Route::Unknown));
+        assert_eq!(parse("/api/v1/a/b/c/d/e/f/g/h/i/j"), Some(Route::Unknown));
+        assert_eq!(parse("/other/1/2/3/4/5/6/7/8/9/10/11"), None);
     }
 }
