@@ -5,8 +5,8 @@
 //! batches concurrent writes into one durable redb transaction (`writer`: group
 //! commit). Reads run on tokio's blocking pool in redb read transactions, so they see one
 //! consistent snapshot and never block the async runtime; past states are rebuilt from
-//! the history (`snapshot`). Watches replay the history and then follow the writer's
-//! broadcast (`watch`).
+//! the history (`snapshot`). Watches replay the history and then follow the events the
+//! writer sends to each watch they concern (`hub`, `watch`).
 //!
 //! Keys written with a time-to-live keep their deadline in the file too, so a restart
 //! keeps it; the writer thread deletes them when it passes (at once on open for those
@@ -25,6 +25,7 @@
 //! ```
 
 mod history;
+mod hub;
 mod private;
 mod snapshot;
 mod tables;
@@ -40,7 +41,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use bytes::Bytes;
 use redb::Database;
-use tokio::sync::{broadcast, oneshot};
+use tokio::sync::oneshot;
 
 use self::tables::{
     EXPIRY, EXPIRY_QUEUE, HISTORY, KV, META, closed, earliest_deadline, redb_error,
@@ -81,8 +82,8 @@ pub struct EmbeddedConfig {
     /// How long a watch may stay silent before it yields a
     /// [`crate::WatchItem::Progress`]. Default: 5 seconds.
     pub progress_interval: Duration,
-    /// How many events a watch may fall behind the writer before it is ended with an
-    /// error. Default: 4096.
+    /// How many events under its prefix a watch may fall behind the writer before it is
+    /// ended with an error. Default: 4096.
     pub watch_buffer: usize,
     /// The most writes committed in one transaction. Default: 512.
     pub max_batch: usize,
@@ -167,7 +168,7 @@ struct Inner {
     requests: Mutex<Option<mpsc::Sender<Request>>>,
     /// Fires when the writer thread has stopped; taken by the first `close`.
     writer_stopped: tokio::sync::Mutex<Option<oneshot::Receiver<()>>>,
-    hub: watch::Hub,
+    hub: Arc<hub::Hub>,
     counters: Arc<Counters>,
     config: EmbeddedConfig,
 }
@@ -220,22 +221,25 @@ impl EmbeddedStorage {
         counters.revision.store(current, Ordering::Release);
         counters.compacted.store(compacted, Ordering::Release);
 
-        let (events, _) = broadcast::channel(config.watch_buffer.max(1));
+        let hub = Arc::new(hub::Hub::new(current, config.watch_buffer));
         let (requests, receiver) = mpsc::channel();
         let (stopped_tx, stopped_rx) = oneshot::channel();
         let writer = Writer {
             db: db.clone(),
             requests: receiver,
-            events: events.clone(),
+            hub: hub.clone(),
             counters: counters.clone(),
             compaction: config.compaction,
             max_batch: config.max_batch.max(1),
             next_expiry: Cell::new(next_expiry),
         };
+        let finished = hub.clone();
         std::thread::Builder::new()
             .name("kapi-redb-writer".to_string())
             .spawn(move || {
                 writer.run();
+                // Every write is in; the watches end after what they were sent.
+                finished.finish();
                 let _ = stopped_tx.send(());
             })
             .map_err(|e| StorageError::internal("cannot start the writer thread", e))?;
@@ -245,7 +249,7 @@ impl EmbeddedStorage {
                 db,
                 requests: Mutex::new(Some(requests)),
                 writer_stopped: tokio::sync::Mutex::new(Some(stopped_rx)),
-                hub: watch::Hub::new(events),
+                hub,
                 counters,
                 config,
             }),
@@ -429,7 +433,8 @@ impl Storage for EmbeddedStorage {
             .await
     }
 
-    /// Yes: every write is broadcast to every watch in revision order.
+    /// Yes: the writer publishes each batch's revision after sending its events to
+    /// every watch they concern, in revision order.
     fn answers_progress_requests(&self) -> bool {
         true
     }

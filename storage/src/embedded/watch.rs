@@ -1,63 +1,36 @@
-//! Watches: a replay of the history, then the live events the writer broadcasts.
+//! Watches: a replay of the history, then the live events the writer sends.
 //!
-//! A watch subscribes to the broadcast *before* it reads the current revision `R`, so
-//! every write after `R` is in its receiver; the replay covers `(after, R]` from the
-//! history table, and live events at or below the last revision it passed on are
-//! dropped. Together: no gap, no duplicate. A consumer that falls more than the
-//! broadcast's capacity behind gets an error and the stream ends (the writer never
+//! A watch subscribes to the [`Hub`] *before* it reads the current revision `R`, so
+//! every write after `R` under its prefix is in its channel; the replay covers
+//! `(after, R]` from the history table, and live events at or below the last revision
+//! it passed on are dropped. Together: no gap, no duplicate. A consumer that falls more
+//! than its channel holds behind gets an error and the stream ends (the writer never
 //! waits for a watcher); it resumes from the last revision it saw.
 //!
-//! Progress requests ([`crate::ProgressRequests`]) are answered from the broadcast
-//! itself: every event, under the prefix or not, moves the watch's `seen` revision, and
-//! once it reaches the revision asked for the watch yields `Progress(seen)`. The writer
-//! moves the store's revision before it broadcasts, so a request for the current
-//! revision is answered as soon as its events have arrived, never before.
+//! Progress requests ([`crate::ProgressRequests`]) are answered from the hub's
+//! published revision: the writer publishes a batch's revision after it has sent the
+//! batch's events, so once a watch has read the published revision and then taken what
+//! its channel holds, it has every event up to that revision under its prefix, and may
+//! claim it. The writer moves the store's revision before it publishes, so a request
+//! for the current revision is answered as soon as its events have arrived, never
+//! before.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use futures_util::stream;
 use redb::Database;
-use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::time::Instant;
 
 use super::history;
-use super::tables::closed;
+use super::hub::{Hub, Subscription};
 use crate::interface::StorageError;
 use crate::interface::{Event, ProgressListener, Revision, WatchItem, WatchStream};
 
 /// Records scanned per replay read, so one blocking read stays short.
 const REPLAY_CHUNK: usize = 1024;
-
-/// Hands out subscriptions to the writer's event broadcast.
-pub(super) struct Hub {
-    /// `None` once the store is closed.
-    sender: Mutex<Option<broadcast::Sender<Arc<Event>>>>,
-}
-
-impl Hub {
-    /// A hub over the writer's broadcast (the writer holds its own sender).
-    pub fn new(sender: broadcast::Sender<Arc<Event>>) -> Self {
-        Self {
-            sender: Mutex::new(Some(sender)),
-        }
-    }
-
-    /// Subscribes to the events committed from now on.
-    pub fn subscribe(&self) -> Result<broadcast::Receiver<Arc<Event>>, StorageError> {
-        let sender = self.sender.lock().unwrap_or_else(PoisonError::into_inner);
-        sender.as_ref().map(|s| s.subscribe()).ok_or_else(closed)
-    }
-
-    /// Drops the hub's sender: once the writer's is gone too, live streams end.
-    pub fn close(&self) {
-        self.sender
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-    }
-}
 
 /// Starts a watch of `prefix` after `after`: fails with `Expired` when `after` is older
 /// than the compacted revision.
@@ -70,7 +43,7 @@ pub(super) async fn watch(
     requests: Option<ProgressListener>,
 ) -> Result<WatchStream, StorageError> {
     // Subscribe first: everything committed after the read below is then in `live`.
-    let live = hub.subscribe()?;
+    let live = hub.subscribe(prefix)?;
     let (current, compacted) = {
         let db = db.clone();
         tokio::task::spawn_blocking(move || history::revisions(&db))
@@ -108,15 +81,15 @@ pub(super) async fn watch(
 struct WatchState {
     db: Arc<Database>,
     prefix: String,
-    live: broadcast::Receiver<Arc<Event>>,
+    live: Subscription,
     /// The next revision to replay from history.
     replay_next: Revision,
     /// The last revision to replay (the current revision when the watch started).
     replay_until: Revision,
     /// Live events at or below this were replayed or are before the watch's start.
     skip_until: Revision,
-    /// The highest revision this watch has seen pass, under its prefix or not: what a
-    /// progress notification may claim.
+    /// The highest revision this watch knows it has every event of: what a progress
+    /// notification may claim.
     seen: Revision,
     buffer: VecDeque<Event>,
     progress_interval: Duration,
@@ -144,42 +117,72 @@ impl WatchState {
                 }
                 continue;
             }
-            if self.wanted.is_some_and(|wanted| self.seen >= wanted) {
-                self.wanted = None;
-                self.idle_deadline = Instant::now() + self.progress_interval;
-                return Some(Ok(WatchItem::Progress(self.seen)));
+            if let Some(wanted) = self.wanted {
+                if self.catch_up() {
+                    continue;
+                }
+                if self.seen >= wanted {
+                    self.wanted = None;
+                    self.idle_deadline = Instant::now() + self.progress_interval;
+                    return Some(Ok(WatchItem::Progress(self.seen)));
+                }
             }
+            let waiting = self.wanted.is_some();
+            let published = &mut self.live.published;
             tokio::select! {
                 asked = ProgressListener::next(&mut self.requests) => {
                     self.wanted = Some(self.wanted.unwrap_or(0).max(asked));
                 }
-                received = self.live.recv() => match received {
-                    Ok(event) => {
+                received = self.live.events.recv() => match received {
+                    Some(event) => {
                         self.seen = self.seen.max(event.revision);
-                        if event.revision > self.skip_until && event.key.starts_with(&self.prefix) {
+                        if event.revision > self.skip_until {
                             self.skip_until = event.revision;
                             return Some(Ok(self.yield_event(Event::clone(&event))));
                         }
                     }
-                    Err(RecvError::Lagged(missed)) => {
+                    None if self.live.lagged.load(Ordering::Acquire) => {
                         self.done = true;
                         return Some(Err(StorageError::Unavailable {
                             message: format!(
-                                "watch of {} fell {missed} events behind; resume from revision {}",
+                                "watch of {} fell more than its buffer of events behind; \
+                                 resume from revision {}",
                                 self.prefix, self.skip_until
                             ),
                             source: None,
                         }));
                     }
                     // The store shut down.
-                    Err(RecvError::Closed) => return None,
+                    None => return None,
                 },
+                // Only while a request waits for events still on their way.
+                Ok(()) = published.changed(), if waiting => {}
                 () = tokio::time::sleep_until(self.idle_deadline) => {
                     self.idle_deadline = Instant::now() + self.progress_interval;
+                    if self.catch_up() {
+                        continue;
+                    }
                     return Some(Ok(WatchItem::Progress(self.seen)));
                 }
             }
         }
+    }
+
+    /// Takes what the channel holds up to the published revision, which `seen` then
+    /// reaches; true when that brought events to pass on.
+    fn catch_up(&mut self) -> bool {
+        let published = *self.live.published.borrow_and_update();
+        let mut brought = false;
+        while let Ok(event) = self.live.events.try_recv() {
+            self.seen = self.seen.max(event.revision);
+            if event.revision > self.skip_until {
+                self.skip_until = event.revision;
+                self.buffer.push_back(Event::clone(&event));
+                brought = true;
+            }
+        }
+        self.seen = self.seen.max(published);
+        brought
     }
 
     fn yield_event(&mut self, event: Event) -> WatchItem {

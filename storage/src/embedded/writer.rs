@@ -20,7 +20,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use redb::{Database, ReadableTable, Table};
-use tokio::sync::{broadcast, oneshot};
+use tokio::sync::oneshot;
 
 use super::CompactionPolicy;
 use super::history::Record;
@@ -92,7 +92,7 @@ pub(super) struct Counters {
 pub(super) struct Writer {
     pub db: Arc<Database>,
     pub requests: mpsc::Receiver<Request>,
-    pub events: broadcast::Sender<Arc<Event>>,
+    pub hub: Arc<super::hub::Hub>,
     pub counters: Arc<Counters>,
     pub compaction: Option<CompactionPolicy>,
     pub max_batch: usize,
@@ -223,10 +223,7 @@ impl Writer {
                     let next = self.next_expiry.get().map_or(deadline, |n| n.min(deadline));
                     self.next_expiry.set(Some(next));
                 }
-                for event in applied.events {
-                    // No receivers is fine: nobody watches.
-                    let _ = self.events.send(Arc::new(event));
-                }
+                self.hub.publish(applied.events, applied.revision);
                 for (request, outcome) in batch.into_iter().zip(applied.outcomes) {
                     let _ = request.reply.send(outcome);
                 }
