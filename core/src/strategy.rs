@@ -60,6 +60,29 @@ pub trait ObjectStrategy: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// [`ObjectStrategy::validate`], then, for a valid object,
+    /// [`ObjectStrategy::warnings_on_create`]: one call, so that a strategy that reads
+    /// a decoded form for both decodes the object once.
+    fn validate_with_warnings(&self, obj: &Value) -> (ErrorList, Vec<String>) {
+        let errs = self.validate(obj);
+        let warnings = match errs.is_empty() {
+            true => self.warnings_on_create(obj),
+            false => Vec::new(),
+        };
+        (errs, warnings)
+    }
+
+    /// [`ObjectStrategy::validate_update`], then, for a valid update,
+    /// [`ObjectStrategy::warnings_on_update`], as [`ObjectStrategy::validate_with_warnings`].
+    fn validate_update_with_warnings(&self, new: &Value, old: &Value) -> (ErrorList, Vec<String>) {
+        let errs = self.validate_update(new, old);
+        let warnings = match errs.is_empty() {
+            true => self.warnings_on_update(new, old),
+            false => Vec::new(),
+        };
+        (errs, warnings)
+    }
+
     /// Whether updates may omit `resourceVersion`; see
     /// [`Hooks::allow_unconditional_update`].
     fn allow_unconditional_update(&self) -> bool {
@@ -414,6 +437,50 @@ impl<R: Resource> TypedStrategy<R> {
         }
     }
 
+    /// A new object's validation and, when `warn` and it is valid, the hooks' warnings,
+    /// from one decoding of it.
+    fn create_checks(&self, obj: &Value, warn: bool) -> (ErrorList, Vec<String>) {
+        let errs = R::schema().validate(obj, &FieldPath::root());
+        if !errs.is_empty() {
+            return (errs, Vec::new());
+        }
+        match Self::typed(obj) {
+            Ok(t) => {
+                let errs = self.hooks.validate(&t);
+                let warnings = match warn && errs.is_empty() && Self::TYPED_HOOKS {
+                    true => self.hooks.warnings_on_create(&t),
+                    false => Vec::new(),
+                };
+                (errs, warnings)
+            }
+            Err(e) => (vec![e], Vec::new()),
+        }
+    }
+
+    /// An update's validation and, when `warn` and it is valid, the hooks' warnings,
+    /// from one decoding of each object (two of the six an update decoded).
+    fn update_checks(&self, new: &Value, old: &Value, warn: bool) -> (ErrorList, Vec<String>) {
+        let mut errs = R::schema().validate_update(new, old, &FieldPath::root());
+        errs.extend(check_immutable(self.hooks.immutable_fields(), new, old));
+        if !errs.is_empty() {
+            return (errs, Vec::new());
+        }
+        if !Self::TYPED_HOOKS {
+            return (Self::typed(new).err().into_iter().collect(), Vec::new());
+        }
+        match (Self::typed(new), Self::typed(old)) {
+            (Ok(n), Ok(o)) => {
+                let errs = self.hooks.validate_update(&n, &o);
+                let warnings = match warn && errs.is_empty() {
+                    true => self.hooks.warnings_on_update(&n, &o),
+                    false => Vec::new(),
+                };
+                (errs, warnings)
+            }
+            (Err(e), _) | (_, Err(e)) => (vec![e], Vec::new()),
+        }
+    }
+
     /// The typed form of `obj`, decoded from it in place. A value the schema let
     /// through but the type cannot hold (an `int32` out of range, say) is an `Invalid`
     /// error at that field, with the value and the decoder's words.
@@ -492,30 +559,16 @@ impl<R: Resource> ObjectStrategy for TypedStrategy<R> {
         generic_prepare_for_status_update(R::schema(), new, old);
     }
     fn validate(&self, obj: &Value) -> ErrorList {
-        let mut errs = R::schema().validate(obj, &FieldPath::root());
-        if errs.is_empty() {
-            match Self::typed(obj) {
-                Ok(t) => errs.extend(self.hooks.validate(&t)),
-                Err(e) => errs.push(e),
-            }
-        }
-        errs
+        self.create_checks(obj, false).0
     }
     fn validate_update(&self, new: &Value, old: &Value) -> ErrorList {
-        let mut errs = R::schema().validate_update(new, old, &FieldPath::root());
-        errs.extend(check_immutable(self.hooks.immutable_fields(), new, old));
-        if !errs.is_empty() {
-            return errs;
-        }
-        if Self::TYPED_HOOKS {
-            match (Self::typed(new), Self::typed(old)) {
-                (Ok(n), Ok(o)) => errs.extend(self.hooks.validate_update(&n, &o)),
-                (Err(e), _) | (_, Err(e)) => errs.push(e),
-            }
-        } else {
-            errs.extend(Self::typed(new).err());
-        }
-        errs
+        self.update_checks(new, old, false).0
+    }
+    fn validate_with_warnings(&self, obj: &Value) -> (ErrorList, Vec<String>) {
+        self.create_checks(obj, true)
+    }
+    fn validate_update_with_warnings(&self, new: &Value, old: &Value) -> (ErrorList, Vec<String>) {
+        self.update_checks(new, old, true)
     }
     fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
         if !Self::TYPED_HOOKS {

@@ -423,11 +423,12 @@ impl Store {
             info.namespaced(),
             self.strategy.name_rule(),
         );
-        errs.extend(self.strategy.validate(&obj));
+        let (checked, warned) = self.strategy.validate_with_warnings(&obj);
+        errs.extend(checked);
         if !errs.is_empty() {
             return Err(ApiError::invalid(info, &name, &errs));
         }
-        warnings.extend(self.strategy.warnings_on_create(&obj));
+        warnings.extend(warned);
         self.check_namespace(namespace, &name).await?;
         if let Some(admission) = &opts.admission {
             let request = self.admission_request(Operation::Create, "", namespace, &name, opts);

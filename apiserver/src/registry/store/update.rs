@@ -30,17 +30,19 @@ impl Store {
             info.namespaced(),
             self.strategy.name_rule(),
         );
-        errs.extend(match sub {
-            Subresource::Extra(name) => self.strategy.validate_subresource_write(name, new, old),
-            _ => self.strategy.validate_update(new, old),
-        });
+        let (checked, warnings) = match sub {
+            Subresource::Extra(name) => (
+                self.strategy.validate_subresource_write(name, new, old),
+                Vec::new(),
+            ),
+            Subresource::Main => self.strategy.validate_update_with_warnings(new, old),
+            _ => (self.strategy.validate_update(new, old), Vec::new()),
+        };
+        errs.extend(checked);
         if !errs.is_empty() {
             return Err(ApiError::invalid(info, name, &errs));
         }
-        Ok(match sub {
-            Subresource::Main => self.strategy.warnings_on_update(new, old),
-            _ => Vec::new(),
-        })
+        Ok(warnings)
     }
 
     /// Writes a new state computed from the current one by `compute` (update and patch),
