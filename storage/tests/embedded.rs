@@ -254,6 +254,50 @@ async fn lagging_watch_ends_with_an_error_without_blocking_writers() {
     storage.close().await.unwrap();
 }
 
+/// A watch let go for lagging never claims, in a progress notification, a revision
+/// whose events it did not pass on: a watch cache would serve reads at it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lagging_watch_claims_no_progress_past_what_it_passed_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = EmbeddedStorage::open_with(dir.path(), config().with_watch_buffer(8)).unwrap();
+    let requests = kapi_storage::ProgressRequests::new();
+    let mut watch = storage
+        .watch_with_progress("/l/", 0, &requests)
+        .await
+        .unwrap();
+    for i in 0..40 {
+        storage
+            .create(&format!("/l/k{i:02}"), bytes("v"))
+            .await
+            .unwrap();
+    }
+    // The store moves on outside the prefix, and the consumer asks how far it came.
+    let other = storage.create("/other/k", bytes("v")).await.unwrap();
+    requests.request(other.mod_revision);
+    let mut passed_on = 0;
+    loop {
+        match tokio::time::timeout(STEP, watch.next()).await.unwrap() {
+            Some(Ok(WatchItem::Event(event))) => passed_on = event.revision,
+            Some(Ok(WatchItem::Progress(at))) => {
+                assert!(
+                    at <= passed_on,
+                    "progress at {at} after events up to {passed_on}"
+                )
+            }
+            Some(Err(error)) => {
+                assert!(
+                    matches!(error, StorageError::Unavailable { .. }),
+                    "{error:?}"
+                );
+                break;
+            }
+            None => panic!("the watch ended without an error"),
+        }
+    }
+    assert!(passed_on < 40, "the watch lagged, so not every event came");
+    storage.close().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn background_compaction_bounds_history() {
     let dir = tempfile::tempdir().unwrap();

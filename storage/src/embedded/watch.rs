@@ -169,7 +169,8 @@ impl WatchState {
     }
 
     /// Takes what the channel holds up to the published revision, which `seen` then
-    /// reaches; true when that brought events to pass on.
+    /// reaches (unless the watch was let go for lagging: events after what it holds
+    /// never came); true when that brought events to pass on.
     fn catch_up(&mut self) -> bool {
         let published = *self.live.published.borrow_and_update();
         let mut brought = false;
@@ -181,7 +182,11 @@ impl WatchState {
                 brought = true;
             }
         }
-        self.seen = self.seen.max(published);
+        // Read after the published revision: a watch let go before it was published
+        // is seen lagging here.
+        if !self.live.lagged.load(Ordering::Acquire) {
+            self.seen = self.seen.max(published);
+        }
         brought
     }
 
