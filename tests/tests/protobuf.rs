@@ -492,7 +492,7 @@ fn protobuf_reads_from_the_watch_cache_follow_every_change() {
     });
 }
 
-/// A list over 1 MiB goes out a chunk at a time in protobuf as in JSON: the whole
+/// A list over 4 MiB goes out a chunk at a time in protobuf as in JSON: the whole
 /// envelope arrives, its announced length is its length, and its items are the JSON
 /// list's, whether they come from the watch cache or from the store.
 #[test]
@@ -502,7 +502,7 @@ fn a_large_list_in_protobuf_is_the_json_list() {
         let mut rv = String::new();
         for i in 0..12 {
             let mut cm = configmap(&format!("big-{i:02}"));
-            cm["data"]["k"] = json!(format!("{i}").repeat(100_000));
+            cm["data"]["k"] = json!(format!("{i}").repeat(400_000));
             rv = create_in_json(kapi, ns, &cm);
         }
         // Only the ConfigMaps made here (the namespace has kube-root-ca.crt too).
