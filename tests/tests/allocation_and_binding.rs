@@ -50,17 +50,23 @@ fn cluster_ips_and_node_ports(kapi: &Kapi) {
                 "ipaddress.kubernetes.io/managed-by": "ipallocator.k8s.io"})
         )
     );
-    // An address someone else holds is taken.
+    // An address someone else holds is taken (one that "a" was not given: its address
+    // is random).
+    let held_elsewhere = if ip == "10.0.0.200" {
+        "10.0.0.201"
+    } else {
+        "10.0.0.200"
+    };
     let (code, other) = kapi.request(
         "POST",
         IP_ADDRESSES,
         JSON,
         Some(&json!({"apiVersion": "networking.k8s.io/v1", "kind": "IPAddress",
-            "metadata": {"name": "10.0.0.200"},
+            "metadata": {"name": held_elsewhere},
             "spec": {"parentRef": {"resource": "services", "namespace": "default", "name": "elsewhere"}}})),
     );
     assert_eq!(code, 201, "{other}");
-    let (code, taken) = create(kapi, &service("c", json!({"clusterIP": "10.0.0.200"})));
+    let (code, taken) = create(kapi, &service("c", json!({"clusterIP": held_elsewhere})));
     assert_eq!(code, 422, "{taken}");
 
     // Asking for a taken IP, or one outside the range, is refused with kube's message.

@@ -280,7 +280,9 @@ fn bootstrap_configuration() {
         tuned["spec"]["exempt"],
         json!({"nominalConcurrencyShares": 10, "lendablePercent": 0})
     );
-    let mut changed = exempt.clone();
+    // Read again: the controller writes the schemas' status after their first read
+    // above, and a PUT of that older state would be a 409, not the 422 checked here.
+    let mut changed = get(&kapi, &format!("{SCHEMAS}/exempt"));
     changed["spec"]["matchingPrecedence"] = json!(2);
     let message = invalid(&kapi, "PUT", &format!("{SCHEMAS}/exempt"), &changed);
     assert!(
