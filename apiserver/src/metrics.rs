@@ -42,16 +42,7 @@ impl RequestLabels {
     /// The labels of a request answered with `code`: kube-apiserver's verbs (`LIST`,
     /// `WATCH`, ...) and the resource it addresses.
     pub fn of(info: &crate::request::RequestInfo, code: http::StatusCode) -> Self {
-        let verb = crate::request::Verb::metric_label(info.verb, &info.method).to_string();
-        let (group, version, resource, subresource) = match info.resource() {
-            Some(r) => (
-                r.group.clone(),
-                r.version.clone(),
-                r.plural.clone(),
-                r.subresource.clone().unwrap_or_default(),
-            ),
-            None => Default::default(),
-        };
+        let [verb, group, version, resource, subresource] = labels_of(info).map(str::to_string);
         Self {
             verb,
             group,
@@ -147,6 +138,30 @@ struct RequestSeries {
     duration: Histogram,
 }
 
+impl RequestSeries {
+    /// Counts one request that took `seconds`.
+    fn observe(&self, seconds: f64) {
+        self.count.inc();
+        self.duration.observe(seconds);
+    }
+}
+
+/// A request's labels but its code: kube-apiserver's verb (`LIST`, `WATCH`, ...), then
+/// the group, version, resource and subresource it addresses (empty for none).
+fn labels_of(info: &crate::request::RequestInfo) -> [&str; 5] {
+    let verb = crate::request::Verb::metric_label(info.verb, &info.method);
+    match info.resource() {
+        Some(r) => [
+            verb,
+            &r.group,
+            &r.version,
+            &r.plural,
+            r.subresource.as_deref().unwrap_or_default(),
+        ],
+        None => [verb, "", "", "", ""],
+    }
+}
+
 /// Writes into `key` what tells `info`'s request series from every other (each label
 /// behind its length, so no two label sets meet); false for a label too long for that.
 fn series_key(
@@ -154,18 +169,8 @@ fn series_key(
     info: &crate::request::RequestInfo,
     code: http::StatusCode,
 ) -> bool {
-    let verb = crate::request::Verb::metric_label(info.verb, &info.method);
-    let (group, version, resource, subresource) = match info.resource() {
-        Some(r) => (
-            r.group.as_str(),
-            r.version.as_str(),
-            r.plural.as_str(),
-            r.subresource.as_deref().unwrap_or_default(),
-        ),
-        None => Default::default(),
-    };
     key.clear();
-    for label in [verb, group, version, resource, subresource] {
+    for label in labels_of(info) {
         let Some(len) = u32::try_from(label.len()).ok().and_then(char::from_u32) else {
             return false;
         };
@@ -372,9 +377,7 @@ impl Metrics {
                 .read()
                 .unwrap_or_else(PoisonError::into_inner);
             if let Some(series) = series.get(key.as_str()) {
-                series.count.inc();
-                series.duration.observe(seconds);
-                return;
+                return series.observe(seconds);
             }
             drop(series);
             let labels = RequestLabels::of(info, code);
@@ -385,8 +388,7 @@ impl Metrics {
                     .clone(),
                 count: self.requests.get_or_create(&labels).clone(),
             };
-            series.count.inc();
-            series.duration.observe(seconds);
+            series.observe(seconds);
             self.request_series
                 .write()
                 .unwrap_or_else(PoisonError::into_inner)

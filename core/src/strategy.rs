@@ -48,39 +48,18 @@ pub trait ObjectStrategy: Send + Sync + 'static {
     /// Validates an update (including CEL transition rules and immutable fields).
     fn validate_update(&self, new: &Value, old: &Value) -> ErrorList;
 
-    /// Warnings for the client about a valid new object; see
-    /// [`Hooks::warnings_on_create`].
-    fn warnings_on_create(&self, _obj: &Value) -> Vec<String> {
-        Vec::new()
-    }
-
-    /// Warnings for the client about a valid update; see
-    /// [`Hooks::warnings_on_update`].
-    fn warnings_on_update(&self, _new: &Value, _old: &Value) -> Vec<String> {
-        Vec::new()
-    }
-
-    /// [`ObjectStrategy::validate`], then, for a valid object,
-    /// [`ObjectStrategy::warnings_on_create`]: one call, so that a strategy that reads
-    /// a decoded form for both decodes the object once.
+    /// [`ObjectStrategy::validate`] and, for a valid object, the warnings for the
+    /// client ([`Hooks::warnings_on_create`]): one call, so that a strategy that reads
+    /// a decoded form for both decodes the object once. None by default.
     fn validate_with_warnings(&self, obj: &Value) -> (ErrorList, Vec<String>) {
-        let errs = self.validate(obj);
-        let warnings = match errs.is_empty() {
-            true => self.warnings_on_create(obj),
-            false => Vec::new(),
-        };
-        (errs, warnings)
+        (self.validate(obj), Vec::new())
     }
 
-    /// [`ObjectStrategy::validate_update`], then, for a valid update,
-    /// [`ObjectStrategy::warnings_on_update`], as [`ObjectStrategy::validate_with_warnings`].
+    /// [`ObjectStrategy::validate_update`] and, for a valid update, the warnings for
+    /// the client ([`Hooks::warnings_on_update`]), as
+    /// [`ObjectStrategy::validate_with_warnings`].
     fn validate_update_with_warnings(&self, new: &Value, old: &Value) -> (ErrorList, Vec<String>) {
-        let errs = self.validate_update(new, old);
-        let warnings = match errs.is_empty() {
-            true => self.warnings_on_update(new, old),
-            false => Vec::new(),
-        };
-        (errs, warnings)
+        (self.validate_update(new, old), Vec::new())
     }
 
     /// Whether updates may omit `resourceVersion`; see
@@ -569,21 +548,6 @@ impl<R: Resource> ObjectStrategy for TypedStrategy<R> {
     }
     fn validate_update_with_warnings(&self, new: &Value, old: &Value) -> (ErrorList, Vec<String>) {
         self.update_checks(new, old, true)
-    }
-    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
-        if !Self::TYPED_HOOKS {
-            return Vec::new();
-        }
-        Self::typed(obj).map_or_else(|_| Vec::new(), |t| self.hooks.warnings_on_create(&t))
-    }
-    fn warnings_on_update(&self, new: &Value, old: &Value) -> Vec<String> {
-        if !Self::TYPED_HOOKS {
-            return Vec::new();
-        }
-        match (Self::typed(new), Self::typed(old)) {
-            (Ok(n), Ok(o)) => self.hooks.warnings_on_update(&n, &o),
-            _ => Vec::new(),
-        }
     }
     fn allow_unconditional_update(&self) -> bool {
         self.hooks.allow_unconditional_update()

@@ -135,10 +135,8 @@ impl WatchState {
                 }
                 received = self.live.events.recv() => match received {
                     Some(event) => {
-                        self.seen = self.seen.max(event.revision);
-                        if event.revision > self.skip_until {
-                            self.skip_until = event.revision;
-                            return Some(Ok(self.yield_event(Event::clone(&event))));
+                        if let Some(event) = self.passed(&event) {
+                            return Some(Ok(self.yield_event(event)));
                         }
                     }
                     None if self.live.lagged.load(Ordering::Acquire) => {
@@ -175,10 +173,8 @@ impl WatchState {
         let published = *self.live.published.borrow_and_update();
         let mut brought = false;
         while let Ok(event) = self.live.events.try_recv() {
-            self.seen = self.seen.max(event.revision);
-            if event.revision > self.skip_until {
-                self.skip_until = event.revision;
-                self.buffer.push_back(Event::clone(&event));
+            if let Some(event) = self.passed(&event) {
+                self.buffer.push_back(event);
                 brought = true;
             }
         }
@@ -188,6 +184,17 @@ impl WatchState {
             self.seen = self.seen.max(published);
         }
         brought
+    }
+
+    /// A live event taken from the channel: moves `seen`, and is the event to pass on
+    /// unless the replay already did.
+    fn passed(&mut self, event: &Event) -> Option<Event> {
+        self.seen = self.seen.max(event.revision);
+        if event.revision <= self.skip_until {
+            return None;
+        }
+        self.skip_until = event.revision;
+        Some(event.clone())
     }
 
     fn yield_event(&mut self, event: Event) -> WatchItem {
