@@ -112,6 +112,8 @@ pub struct Backend {
     server_name: ServerName<'static>,
     /// `<service>.<namespace>.svc[:port]`, the `Host` the backend is asked for.
     authority: String,
+    /// `authority` as the header's value.
+    host: Option<http::HeaderValue>,
     address: SocketAddr,
     idle: Idle,
 }
@@ -174,6 +176,7 @@ impl Backend {
             no_http2: AtomicBool::new(false),
             watch_connections: Mutex::default(),
             server_name,
+            host: http::HeaderValue::from_str(&authority).ok(),
             authority,
             address,
             idle: Arc::default(),
@@ -193,14 +196,16 @@ impl Backend {
         mut req: Request<FrontBody>,
         watch: bool,
     ) -> Result<(Response<Incoming>, InFlight), String> {
-        let path = req
-            .uri()
-            .path_and_query()
-            .map_or("/", |p| p.as_str())
-            .to_string();
-        *req.uri_mut() = path.parse().map_err(|e| format!("{e}"))?;
-        if let Ok(host) = http::HeaderValue::from_str(&self.authority) {
-            req.headers_mut().insert(http::header::HOST, host);
+        let mut uri = http::uri::Parts::default();
+        uri.path_and_query = Some(
+            req.uri()
+                .path_and_query()
+                .cloned()
+                .unwrap_or_else(|| http::uri::PathAndQuery::from_static("/")),
+        );
+        *req.uri_mut() = http::Uri::from_parts(uri).map_err(|e| format!("{e}"))?;
+        if let Some(host) = &self.host {
+            req.headers_mut().insert(http::header::HOST, host.clone());
         }
         let mut fresh = None;
         if watch && !self.no_http2.load(Ordering::Relaxed) {
@@ -282,6 +287,9 @@ impl Backend {
     async fn idle_sender(&self) -> Option<http1::SendRequest<FrontBody>> {
         loop {
             let mut sender = lock(&self.idle).pop()?;
+            if sender.is_ready() {
+                return Some(sender);
+            }
             // One that just finished its last answer gets a moment to be ready.
             let ready = tokio::time::timeout(Duration::from_secs(1), sender.ready()).await;
             if matches!(ready, Ok(Ok(()))) {

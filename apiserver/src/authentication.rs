@@ -14,7 +14,7 @@ use rustls::pki_types::CertificateDer;
 
 use crate::registry::Registry;
 use crate::status::ApiError;
-use crate::tls::ClientCertificates;
+use crate::tls::{ClientCertificates, Verdicts};
 
 /// What the connection a request came on tells about its client.
 #[derive(Clone, Debug, Default)]
@@ -23,6 +23,23 @@ pub struct Peer {
     pub address: Option<std::net::SocketAddr>,
     /// The client certificate chain it presented (end entity first), if any.
     pub certificates: Vec<CertificateDer<'static>>,
+    /// What that chain proved to the verifiers that checked it, for the connection's
+    /// later requests.
+    pub verdicts: Verdicts,
+}
+
+impl Peer {
+    /// The peer at `address` that presented `certificates`.
+    pub fn new(
+        address: Option<std::net::SocketAddr>,
+        certificates: Vec<CertificateDer<'static>>,
+    ) -> Self {
+        Peer {
+            address,
+            certificates,
+            verdicts: Verdicts::default(),
+        }
+    }
 }
 
 /// The front proxies a server trusts to name the user in headers (kube-apiserver's
@@ -40,12 +57,11 @@ pub struct FrontProxy {
 impl FrontProxy {
     /// The user a request names, when it comes from a trusted proxy: `Ok(None)` when
     /// the proxy names none, an error when the certificate is not a trusted proxy's.
-    fn user(
-        &self,
-        chain: &[CertificateDer<'static>],
-        headers: &HeaderMap,
-    ) -> Result<Option<UserInfo>, String> {
-        let name = self.clients.verify_user(chain)?.name;
+    fn user(&self, peer: &Peer, headers: &HeaderMap) -> Result<Option<UserInfo>, String> {
+        let name = self
+            .clients
+            .verify_user_for(&peer.certificates, &peer.verdicts)?
+            .name;
         if !self.allowed_names.is_empty() && !self.allowed_names.contains(&name) {
             return Err(format!(
                 "client certificate CN {name:?} is not among the allowed front-proxy names {:?}",
@@ -91,14 +107,14 @@ impl Authenticator {
     ) -> Result<UserInfo, ApiError> {
         let mut refused = None;
         if let (Some(front), false) = (&self.front_proxy, peer.certificates.is_empty()) {
-            match front.user(&peer.certificates, headers) {
+            match front.user(peer, headers) {
                 Ok(Some(user)) => return Ok(user.authenticated()),
                 Ok(None) => {}
                 Err(e) => refused = Some(format!("front proxy: {e}")),
             }
         }
         if let (Some(clients), false) = (&self.clients, peer.certificates.is_empty()) {
-            match clients.verify_user(&peer.certificates) {
+            match clients.verify_user_for(&peer.certificates, &peer.verdicts) {
                 Ok(user) => return Ok(user.authenticated()),
                 Err(e) => {
                     let before = refused.map(|r| format!("{r}; ")).unwrap_or_default();

@@ -2,12 +2,14 @@
 //! only, ALPN `h2` and `http/1.1`) and client certificates.
 //!
 //! A client certificate is asked for but not required, and it is verified after the
-//! handshake, by [`ClientCertificates::verify`], as kube-apiserver verifies one in its
+//! handshake, by [`ClientCertificates::verify_user`], as kube-apiserver verifies one in its
 //! x509 authenticator: a certificate from an unknown CA, or an expired one, then gets a
 //! 401 `Status` the client can read, not a failed handshake. A chain that verified is
 //! remembered until its first certificate expires: the CAs do not change while the
 //! server runs, so it would verify the same way again, and its signature checks were
 //! two fifths of the CPU of a request proxied to an aggregated server (BENCHMARKS.md).
+//! A connection's chain is the same for every request on it, so what it proved is also
+//! kept with the connection ([`Verdicts`]), and its later requests ask no one.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -73,6 +75,51 @@ pub struct ClientCertificates {
     verified: Arc<Mutex<Verified>>,
 }
 
+/// How long a connection's refused chain stays refused without being verified again
+/// (seconds): a chain refused for its dates or its CA is refused the same way until
+/// its `notBefore` comes, which this bounds.
+pub const REFUSAL_KEPT: i64 = 10;
+
+/// What one connection's client chain proved to each verifier that checked it (kept in
+/// the connection's [`crate::authentication::Peer`]): which verifier, until when (Unix
+/// seconds), and its answer.
+#[derive(Debug, Default)]
+pub struct Verdicts(Mutex<Vec<Verdict>>);
+
+/// One verifier's verdict: the verifier, until when, and its answer.
+type Verdict = (usize, i64, Result<kapi_auth::UserInfo, String>);
+
+impl Verdicts {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Verdict>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn get(&self, verifier: usize, seconds: i64) -> Option<Result<kapi_auth::UserInfo, String>> {
+        let verdicts = self.lock();
+        let (_, _, verdict) = verdicts
+            .iter()
+            .find(|(v, until, _)| *v == verifier && seconds < *until)?;
+        Some(verdict.clone())
+    }
+
+    fn put(&self, verifier: usize, until: i64, verdict: Result<kapi_auth::UserInfo, String>) {
+        let mut verdicts = self.lock();
+        verdicts.retain(|(v, _, _)| *v != verifier);
+        verdicts.push((verifier, until, verdict));
+    }
+}
+
+impl Clone for Verdicts {
+    fn clone(&self) -> Self {
+        Verdicts(Mutex::new(self.lock().clone()))
+    }
+}
+
+/// Now, in Unix seconds.
+fn unix_seconds() -> i64 {
+    i64::try_from(UnixTime::now().as_secs()).unwrap_or(i64::MAX)
+}
+
 impl ClientCertificates {
     /// Client certificates signed by any of the PEM CA bundles `cas`.
     pub fn new(cas: &[(&str, String)]) -> Result<Self, String> {
@@ -95,6 +142,44 @@ impl ClientCertificates {
     /// Verifies a client's chain (end entity first) now, and reads the user its end
     /// entity names (kube's x509 user: CN the name, each O a group).
     pub fn verify_user(&self, chain: &[CertificateDer<'_>]) -> Result<kapi_auth::UserInfo, String> {
+        self.verify_until(chain).map(|(_, user)| user)
+    }
+
+    /// [`ClientCertificates::verify_user`] for a chain a connection presented, asked
+    /// once per connection: `verdicts` are the connection's, and keep what this verifier
+    /// said until the chain's first certificate expires (a refusal for
+    /// [`REFUSAL_KEPT`] seconds), so that its requests after the first neither verify
+    /// nor look the chain up by its bytes. A trusted proxy's connection is asked twice a
+    /// request (as the proxy, then as a client), and a refusal was verified anew each
+    /// time.
+    pub fn verify_user_for(
+        &self,
+        chain: &[CertificateDer<'_>],
+        verdicts: &Verdicts,
+    ) -> Result<kapi_auth::UserInfo, String> {
+        // A verifier is known by its memory's address: verifiers are made at start and
+        // live as long as the server, so no other one takes it while a connection is open.
+        let me = Arc::as_ptr(&self.verified) as usize;
+        let seconds = unix_seconds();
+        if let Some(verdict) = verdicts.get(me, seconds) {
+            return verdict;
+        }
+        let (until, verdict) = match self.verify_until(chain) {
+            Ok((until, user)) => (until, Ok(user)),
+            Err(e) => (Some(seconds.saturating_add(REFUSAL_KEPT)), Err(e)),
+        };
+        if let Some(until) = until {
+            verdicts.put(me, until, verdict.clone());
+        }
+        verdict
+    }
+
+    /// The user `chain` names and when its first certificate expires (`None`: an
+    /// expiry that could not be read, so nothing is remembered).
+    fn verify_until(
+        &self,
+        chain: &[CertificateDer<'_>],
+    ) -> Result<(Option<i64>, kapi_auth::UserInfo), String> {
         let (end, intermediates) = chain.split_first().ok_or("no certificate")?;
         let now = UnixTime::now();
         // Most clients send their certificate alone: its bytes are the key as they are.
@@ -111,7 +196,7 @@ impl ClientCertificates {
         let seconds = i64::try_from(now.as_secs()).unwrap_or(i64::MAX);
         if let Some((until, user)) = self.memory().get(key) {
             if seconds < *until {
-                return Ok(user.clone());
+                return Ok((Some(*until), user.clone()));
             }
         }
         self.verifier
@@ -129,7 +214,7 @@ impl ClientCertificates {
             }
             memory.insert(key.to_vec(), (until, user.clone()));
         }
-        Ok(user)
+        Ok((until, user))
     }
 
     fn memory(&self) -> std::sync::MutexGuard<'_, Verified> {
@@ -138,7 +223,7 @@ impl ClientCertificates {
 }
 
 /// Asks for a client certificate, checks the handshake signature made with it, and
-/// leaves the chain to [`ClientCertificates::verify`].
+/// leaves the chain to [`ClientCertificates::verify_user`].
 #[derive(Debug)]
 struct DeferredClientVerifier {
     inner: Arc<dyn ClientCertVerifier>,
@@ -208,4 +293,69 @@ pub fn server_config(
         .map_err(|e| format!("the serving certificate and key: {e}"))?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(Arc::new(config))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rcgen::{CertificateParams, DnType, IsCa, Issuer, KeyPair};
+
+    /// A CA's PEM and a chain (the client certificate alone) it signed for `name`.
+    fn ca_and_client(name: &str) -> (String, Vec<CertificateDer<'static>>) {
+        let ca_key = KeyPair::generate().unwrap();
+        let mut ca = CertificateParams::new(Vec::new()).unwrap();
+        ca.distinguished_name.push(DnType::CommonName, "test-ca");
+        ca.is_ca = IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let ca_pem = ca.self_signed(&ca_key).unwrap().pem();
+        let issuer = Issuer::new(ca, ca_key);
+        let key = KeyPair::generate().unwrap();
+        let mut client = CertificateParams::new(Vec::new()).unwrap();
+        client.distinguished_name.push(DnType::CommonName, name);
+        let cert = client.signed_by(&key, &issuer).unwrap();
+        (ca_pem, vec![cert.der().clone()])
+    }
+
+    // A connection's chain never changes, so handing the same verdicts another chain
+    // shows whether they were consulted.
+    #[test]
+    fn a_connection_asks_each_verifier_once() {
+        let (ca, jane) = ca_and_client("jane");
+        let (front_ca, proxy) = ca_and_client("front-proxy-client");
+        let clients = ClientCertificates::new(&[("ca", ca)]).unwrap();
+        let front = ClientCertificates::new(&[("front", front_ca)]).unwrap();
+        let verdicts = Verdicts::default();
+
+        assert_eq!(
+            clients.verify_user_for(&jane, &verdicts).unwrap().name,
+            "jane"
+        );
+        assert_eq!(
+            clients.verify_user_for(&proxy, &verdicts).unwrap().name,
+            "jane"
+        );
+        // The other verifier has a verdict of its own, and a refusal is kept too.
+        assert!(front.verify_user_for(&jane, &verdicts).is_err());
+        assert!(front.verify_user_for(&proxy, &verdicts).is_err());
+        // Without the connection's verdicts, each chain is verified as it is.
+        assert_eq!(
+            front.verify_user(&proxy).unwrap().name,
+            "front-proxy-client"
+        );
+        assert!(clients.verify_user(&proxy).is_err());
+    }
+
+    #[test]
+    fn a_verdict_lasts_until_its_time() {
+        let verdicts = Verdicts::default();
+        verdicts.put(1, 100, Ok(kapi_auth::UserInfo::new("jane", &[])));
+        verdicts.put(2, 50, Err("refused".into()));
+        assert_eq!(verdicts.get(1, 99).unwrap().unwrap().name, "jane");
+        assert!(verdicts.get(1, 100).is_none());
+        assert!(verdicts.get(2, 49).unwrap().is_err());
+        assert!(verdicts.get(2, 50).is_none());
+        assert!(verdicts.get(3, 0).is_none());
+        // A new verdict of the same verifier replaces the old.
+        verdicts.put(1, 200, Err("expired".into()));
+        assert!(verdicts.get(1, 150).unwrap().is_err());
+    }
 }

@@ -658,7 +658,7 @@ async fn accept_until(
                     // with no TLS record to save, the turn it waits cost more than the
                     // writes it saved in the bench's HTTP/2 cells (BENCHMARKS.md).
                     tokio::spawn(async move {
-                        let peer = Peer { address: Some(address), certificates: Vec::new() };
+                        let peer = Peer::new(Some(address), Vec::new());
                         serve_one(&builder, stream, service(api, Arc::new(peer)), watcher).await;
                     });
                     continue;
@@ -689,7 +689,7 @@ async fn accept_until(
                         .map(|c| c.iter().map(|c| c.clone().into_owned()).collect())
                         .unwrap_or_default();
                     let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
-                    let service = service(api, Arc::new(Peer { address: Some(address), certificates }));
+                    let service = service(api, Arc::new(Peer::new(Some(address), certificates)));
                     // HTTP/2's frames of one turn of its task share a TLS record.
                     if h2 {
                         serve_one(&builder, Coalesce::new(stream), service, watcher).await;

@@ -111,32 +111,49 @@ const PATH_SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
 /// Names `user` in kube's front-proxy headers, after removing every such header the
 /// request had (client-go's `SetAuthProxyHeaders`).
 pub fn set_proxy_headers(headers: &mut HeaderMap, user: &UserInfo) {
-    let names = RequestHeaderNames::default();
-    let stale: Vec<HeaderName> = headers.keys().filter(|k| names.reads(k)).cloned().collect();
+    // Names made once and a scan that allocates only when a client sent such headers:
+    // this runs on every request an aggregator proxies.
+    const USER_NAME: HeaderName = HeaderName::from_static("x-remote-user");
+    const UID_NAME: HeaderName = HeaderName::from_static("x-remote-uid");
+    const GROUP_NAME: HeaderName = HeaderName::from_static("x-remote-group");
+    let stale: Vec<HeaderName> = headers
+        .keys()
+        .filter(|k| is_default_proxy_header(k))
+        .cloned()
+        .collect();
     for name in stale {
         headers.remove(name);
     }
-    let mut put = |name: &str, value: &str| {
-        if let (Ok(n), Ok(v)) = (
-            HeaderName::from_bytes(name.as_bytes()),
-            HeaderValue::from_str(value),
-        ) {
-            headers.append(n, v);
+    let mut put = |name: HeaderName, value: &str| {
+        if let Ok(v) = HeaderValue::from_str(value) {
+            headers.append(name, v);
         }
     };
-    put(USER, &user.name);
+    put(USER_NAME, &user.name);
     if !user.uid.is_empty() {
-        put(UID, &user.uid);
+        put(UID_NAME, &user.uid);
     }
     for group in &user.groups {
-        put(GROUP, group);
+        put(GROUP_NAME, group);
     }
     for (key, values) in &user.extra {
         let name = format!("{EXTRA_PREFIX}{}", utf8_percent_encode(key, PATH_SEGMENT));
+        let Ok(name) = HeaderName::from_bytes(name.as_bytes()) else {
+            continue;
+        };
         for value in values {
-            put(&name, value);
+            put(name.clone(), value);
         }
     }
+}
+
+/// Whether `name` is one of kube's default front-proxy headers (names are lower case).
+fn is_default_proxy_header(name: &HeaderName) -> bool {
+    let n = name.as_str();
+    n == "x-remote-user"
+        || n == "x-remote-uid"
+        || n == "x-remote-group"
+        || n.starts_with("x-remote-extra-")
 }
 
 #[cfg(test)]
@@ -152,6 +169,8 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert("x-remote-user", HeaderValue::from_static("mallory"));
         headers.insert("x-remote-extra-evil", HeaderValue::from_static("1"));
+        headers.insert("x-remote-group", HeaderValue::from_static("system:masters"));
+        headers.insert("x-remote-uid", HeaderValue::from_static("0"));
         set_proxy_headers(&mut headers, &user);
         assert_eq!(headers.get_all("x-remote-user").iter().count(), 1);
         assert!(headers.get("x-remote-extra-evil").is_none());
