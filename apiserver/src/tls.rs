@@ -149,9 +149,9 @@ impl ClientCertificates {
     /// once per connection: `verdicts` are the connection's, and keep what this verifier
     /// said until the chain's first certificate expires (a refusal for
     /// [`REFUSAL_KEPT`] seconds), so that its requests after the first neither verify
-    /// nor look the chain up by its bytes. A trusted proxy's connection is asked twice a
-    /// request (as the proxy, then as a client), and a refusal was verified anew each
-    /// time.
+    /// nor look the chain up by its bytes. A request with a certificate is checked as a
+    /// front proxy's first and, refused there, as a client's: that refusal was verified
+    /// anew on every request before.
     pub fn verify_user_for(
         &self,
         chain: &[CertificateDer<'_>],
