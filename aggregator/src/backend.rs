@@ -111,9 +111,7 @@ pub struct Backend {
     watch_connections: Mutex<Vec<WatchConnection>>,
     server_name: ServerName<'static>,
     /// `<service>.<namespace>.svc[:port]`, the `Host` the backend is asked for.
-    authority: String,
-    /// `authority` as the header's value.
-    host: Option<http::HeaderValue>,
+    host: http::HeaderValue,
     address: SocketAddr,
     idle: Idle,
 }
@@ -121,7 +119,7 @@ pub struct Backend {
 impl std::fmt::Debug for Backend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Backend")
-            .field("authority", &self.authority)
+            .field("host", &self.host)
             .field("address", &self.address)
             .finish_non_exhaustive()
     }
@@ -176,8 +174,8 @@ impl Backend {
             no_http2: AtomicBool::new(false),
             watch_connections: Mutex::default(),
             server_name,
-            host: http::HeaderValue::from_str(&authority).ok(),
-            authority,
+            host: http::HeaderValue::from_str(&authority)
+                .map_err(|e| format!("the service's host {authority:?}: {e}"))?,
             address,
             idle: Arc::default(),
         })
@@ -204,9 +202,8 @@ impl Backend {
                 .unwrap_or_else(|| http::uri::PathAndQuery::from_static("/")),
         );
         *req.uri_mut() = http::Uri::from_parts(uri).map_err(|e| format!("{e}"))?;
-        if let Some(host) = &self.host {
-            req.headers_mut().insert(http::header::HOST, host.clone());
-        }
+        req.headers_mut()
+            .insert(http::header::HOST, self.host.clone());
         let mut fresh = None;
         if watch && !self.no_http2.load(Ordering::Relaxed) {
             match self.send_watch(&mut req).await? {

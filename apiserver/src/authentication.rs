@@ -17,7 +17,7 @@ use crate::status::ApiError;
 use crate::tls::{ClientCertificates, Verdicts};
 
 /// What the connection a request came on tells about its client.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct Peer {
     /// The client's address.
     pub address: Option<std::net::SocketAddr>,

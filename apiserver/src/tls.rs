@@ -109,15 +109,9 @@ impl Verdicts {
     }
 }
 
-impl Clone for Verdicts {
-    fn clone(&self) -> Self {
-        Verdicts(Mutex::new(self.lock().clone()))
-    }
-}
-
-/// Now, in Unix seconds.
-fn unix_seconds() -> i64 {
-    i64::try_from(UnixTime::now().as_secs()).unwrap_or(i64::MAX)
+/// `time` in Unix seconds.
+fn seconds_of(time: UnixTime) -> i64 {
+    i64::try_from(time.as_secs()).unwrap_or(i64::MAX)
 }
 
 impl ClientCertificates {
@@ -160,7 +154,7 @@ impl ClientCertificates {
         // A verifier is known by its memory's address: verifiers are made at start and
         // live as long as the server, so no other one takes it while a connection is open.
         let me = Arc::as_ptr(&self.verified) as usize;
-        let seconds = unix_seconds();
+        let seconds = seconds_of(UnixTime::now());
         if let Some(verdict) = verdicts.get(me, seconds) {
             return verdict;
         }
@@ -193,7 +187,7 @@ impl ClientCertificates {
                 .collect();
             &joined
         };
-        let seconds = i64::try_from(now.as_secs()).unwrap_or(i64::MAX);
+        let seconds = seconds_of(now);
         if let Some((until, user)) = self.memory().get(key) {
             if seconds < *until {
                 return Ok((Some(*until), user.clone()));

@@ -147,13 +147,13 @@ pub fn set_proxy_headers(headers: &mut HeaderMap, user: &UserInfo) {
     }
 }
 
-/// Whether `name` is one of kube's default front-proxy headers (names are lower case).
+/// Whether `name` is one of kube's default front-proxy headers: what
+/// [`RequestHeaderNames::reads`] answers for the defaults, without making them.
 fn is_default_proxy_header(name: &HeaderName) -> bool {
     let n = name.as_str();
-    n == "x-remote-user"
-        || n == "x-remote-uid"
-        || n == "x-remote-group"
-        || n.starts_with("x-remote-extra-")
+    [USER, UID, GROUP].iter().any(|h| h.eq_ignore_ascii_case(n))
+        || n.get(..EXTRA_PREFIX.len())
+            .is_some_and(|p| p.eq_ignore_ascii_case(EXTRA_PREFIX))
 }
 
 #[cfg(test)]
