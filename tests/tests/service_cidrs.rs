@@ -153,31 +153,38 @@ fn the_repair_loop_keeps_services_and_ip_addresses_in_step() {
                 "ipaddress.kubernetes.io/ip-family": "IPv4"}},
             "spec": {"parentRef": parent}})
     };
+    // Web's own address is random: the three made here stay clear of it.
+    let free: Vec<String> = (247..=254)
+        .map(|last| format!("10.0.0.{last}"))
+        .filter(|candidate| *candidate != ip)
+        .take(3)
+        .collect();
+    let (wrong, foreign, orphan) = (&free[0], &free[1], &free[2]);
     for (name, parent) in [
         (
-            "10.0.0.250",
+            wrong,
             json!({"resource": "services", "namespace": "default", "name": "web"}),
         ),
         (
-            "10.0.0.251",
+            foreign,
             json!({"group": "gateway.networking.k8s.io", "resource": "gateways", "name": "edge"}),
         ),
         (
-            "10.0.0.252",
+            orphan,
             json!({"resource": "services", "namespace": "default", "name": "nobody"}),
         ),
     ] {
         let (code, out) = kapi.request("POST", IP_ADDRESSES, JSON, Some(&managed(name, parent)));
         assert_eq!(code, 201, "{out}");
     }
-    for name in ["10.0.0.250", "10.0.0.251"] {
+    for name in [wrong, foreign] {
         until(&kapi, &format!("{IP_ADDRESSES}/{name}"), |code, _| {
             code == 404
         });
     }
     // Its Service may still be on its way: left for now.
     assert_eq!(
-        kapi.request("GET", &format!("{IP_ADDRESSES}/10.0.0.252"), JSON, None)
+        kapi.request("GET", &format!("{IP_ADDRESSES}/{orphan}"), JSON, None)
             .0,
         200
     );
@@ -207,13 +214,17 @@ fn the_repair_loop_keeps_services_and_ip_addresses_in_step() {
             ),
             (
                 "IPAddressNotAllocated".to_string(),
-                "10.0.0.251".to_string(),
-                "IPAddress 10.0.0.251 appears to have been modified, not referencing a Service {\"group\":\"gateway.networking.k8s.io\",\"name\":\"edge\",\"resource\":\"gateways\"}: cleaning up".to_string()
+                foreign.clone(),
+                format!(
+                    "IPAddress {foreign} appears to have been modified, not referencing a Service {{\"group\":\"gateway.networking.k8s.io\",\"name\":\"edge\",\"resource\":\"gateways\"}}: cleaning up"
+                )
             ),
             (
                 "IPAddressWrongReference".to_string(),
-                "10.0.0.250".to_string(),
-                "IPAddress: 10.0.0.250 for Service default/web has a wrong reference; cleaning up".to_string()
+                wrong.clone(),
+                format!(
+                    "IPAddress: {wrong} for Service default/web has a wrong reference; cleaning up"
+                )
             ),
         ]
     );
