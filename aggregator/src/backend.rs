@@ -5,7 +5,10 @@
 //! Requests go on HTTP/1.1 keep-alive connections, one per request in flight, back in
 //! the pool when the answer is done. Go's transport would speak HTTP/2 to a server that
 //! offers it; hyper's HTTP/2 costs several times its HTTP/1.1 per request on both ends
-//! (BENCHMARKS.md, issues #18 and #21), and a proxied request paid it twice. Watches
+//! (BENCHMARKS.md, issues #18 and #21), and a proxied request paid it twice. Driving
+//! `h2` directly made A's side cheaper, but requests sharing a connection then move
+//! through the client, A and B as one batch, each waiting for the other's (measured
+//! four ways, each slower than pooled HTTP/1.1). Watches
 //! are the exception: they share HTTP/2 connections, so that the backend writes many
 //! watches' events together, as it does to a client watching over HTTP/2 itself,
 //! instead of one write per watch and event (BENCHMARKS.md, issue #21).
