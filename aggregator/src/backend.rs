@@ -8,10 +8,10 @@
 //! (BENCHMARKS.md, issues #18 and #21), and a proxied request paid it twice. Driving
 //! `h2` directly made A's side cheaper, but requests sharing a connection then move
 //! through the client, A and B as one batch, each waiting for the other's (measured
-//! four ways, each slower than pooled HTTP/1.1). Watches
-//! are the exception: they share HTTP/2 connections, so that the backend writes many
-//! watches' events together, as it does to a client watching over HTTP/2 itself,
-//! instead of one write per watch and event (BENCHMARKS.md, issue #21).
+//! four ways, each slower than pooled HTTP/1.1). Watches are the exception: they share
+//! HTTP/2 connections, so that the backend writes many watches' events together, as it
+//! does to a client watching over HTTP/2 itself, instead of one write per watch and
+//! event (BENCHMARKS.md, issue #21).
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
