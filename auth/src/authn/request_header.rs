@@ -4,6 +4,8 @@
 //! in headers, `X-Remote-User`, `X-Remote-Group` (repeated), `X-Remote-Uid` and
 //! `X-Remote-Extra-<key>` by default. [`set_proxy_headers`] is the proxy's side.
 
+use std::sync::LazyLock;
+
 use http::{HeaderMap, HeaderName, HeaderValue};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 
@@ -112,13 +114,15 @@ const PATH_SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
 /// request had (client-go's `SetAuthProxyHeaders`).
 pub fn set_proxy_headers(headers: &mut HeaderMap, user: &UserInfo) {
     // Names made once and a scan that allocates only when a client sent such headers:
-    // this runs on every request an aggregator proxies.
+    // this runs on every request an aggregator proxies. The stale ones are those the
+    // default names read, the names every aggregated server reads.
     const USER_NAME: HeaderName = HeaderName::from_static("x-remote-user");
     const UID_NAME: HeaderName = HeaderName::from_static("x-remote-uid");
     const GROUP_NAME: HeaderName = HeaderName::from_static("x-remote-group");
+    static DEFAULT_NAMES: LazyLock<RequestHeaderNames> = LazyLock::new(RequestHeaderNames::default);
     let stale: Vec<HeaderName> = headers
         .keys()
-        .filter(|k| is_default_proxy_header(k))
+        .filter(|k| DEFAULT_NAMES.reads(k))
         .cloned()
         .collect();
     for name in stale {
@@ -145,15 +149,6 @@ pub fn set_proxy_headers(headers: &mut HeaderMap, user: &UserInfo) {
             put(name.clone(), value);
         }
     }
-}
-
-/// Whether `name` is one of kube's default front-proxy headers: what
-/// [`RequestHeaderNames::reads`] answers for the defaults, without making them.
-fn is_default_proxy_header(name: &HeaderName) -> bool {
-    let n = name.as_str();
-    [USER, UID, GROUP].iter().any(|h| h.eq_ignore_ascii_case(n))
-        || n.get(..EXTRA_PREFIX.len())
-            .is_some_and(|p| p.eq_ignore_ascii_case(EXTRA_PREFIX))
 }
 
 #[cfg(test)]
